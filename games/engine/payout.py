@@ -1,0 +1,79 @@
+"""Settlement of one bet: the amount returned to the bettor, stake included (baccarat-rules.md)."""
+
+from decimal import ROUND_DOWN, Decimal
+from typing import NamedTuple
+
+from .rules import Outcome
+
+
+class BetType:
+    PLAYER = "PLAYER"
+    BANKER = "BANKER"
+    TIE = "TIE"
+
+    ALL = (PLAYER, BANKER, TIE)
+
+
+WIN = "WIN"    # stake × the bet type's multiplier
+PUSH = "PUSH"  # the stake comes back
+LOSE = "LOSE"  # nothing comes back
+
+# What each bet does for each outcome: the settlement table of the specification, with the tie push.
+SETTLEMENT = {
+    #  bet type          outcome PLAYER   outcome BANKER   outcome TIE
+    BetType.PLAYER: {Outcome.PLAYER: WIN, Outcome.BANKER: LOSE, Outcome.TIE: PUSH},
+    BetType.BANKER: {Outcome.PLAYER: LOSE, Outcome.BANKER: WIN, Outcome.TIE: PUSH},
+    BetType.TIE: {Outcome.PLAYER: LOSE, Outcome.BANKER: LOSE, Outcome.TIE: WIN},
+}
+
+MINOR_UNIT = Decimal("0.01")
+MIN_MULTIPLIER = Decimal("1.0")
+MAX_MULTIPLIER = Decimal("1000")
+MULTIPLIER_DECIMAL_PLACES = 4
+
+
+class Multipliers(NamedTuple):
+    player: Decimal = Decimal("2.0")
+    banker: Decimal = Decimal("1.95")
+    tie: Decimal = Decimal("9.0")
+
+    def for_bet(self, bet_type: str) -> Decimal:
+        return {BetType.PLAYER: self.player, BetType.BANKER: self.banker, BetType.TIE: self.tie}[bet_type]
+
+
+DEFAULT_MULTIPLIERS = Multipliers()
+
+
+def multiplier_problem(value) -> str | None:
+    """Why ``value`` cannot be a multiplier, or None when it can (≥ 1.0, ≤ 1000, ≤ 4 places)."""
+    if isinstance(value, bool) or not isinstance(value, (Decimal, int, str)):
+        return "must be a decimal number"
+    try:
+        value = Decimal(value)
+    except ArithmeticError:
+        return "must be a decimal number"
+    if not value.is_finite():
+        return "must be a finite number"
+    if value < MIN_MULTIPLIER:
+        return f"must be at least {MIN_MULTIPLIER}"
+    if value > MAX_MULTIPLIER:
+        return f"must be at most {MAX_MULTIPLIER}"
+    if value.as_tuple().exponent < -MULTIPLIER_DECIMAL_PLACES:
+        return f"must have at most {MULTIPLIER_DECIMAL_PLACES} decimal places"
+    return None
+
+
+def settlement_kind(bet_type: str, outcome: str) -> str:
+    """WIN, PUSH or LOSE for a bet type and an outcome."""
+    return SETTLEMENT[bet_type][outcome]
+
+
+def payout(bet_type: str, stake: Decimal, outcome: str, multipliers: Multipliers,
+           minor_unit: Decimal = MINOR_UNIT) -> Decimal:
+    """The amount returned for a bet, stake included, rounded down to the minor unit."""
+    kind = SETTLEMENT[bet_type][outcome]
+    if kind == LOSE:
+        return Decimal(0).quantize(minor_unit)
+    if kind == PUSH:
+        return stake.quantize(minor_unit, rounding=ROUND_DOWN)
+    return (stake * multipliers.for_bet(bet_type)).quantize(minor_unit, rounding=ROUND_DOWN)

@@ -1,0 +1,161 @@
+"""PF-1, the provably fair cut (provably-fair.md).
+
+Block r of the byte stream is HMAC-SHA256(key = server seed ASCII, message = "{client}:{nonce}:{r}");
+each block gives eight big-endian 32-bit words. Each shoe position draws an unbiased index into
+the cards still left (a Fisher–Yates shuffle yielding positions in order), so a round computes only
+the 4 to 6 positions it deals.
+"""
+
+import hashlib
+import hmac
+import re
+import struct
+import unicodedata
+from bisect import insort
+
+from .cards import CARDS_PER_DECK, MAX_DECKS, MIN_DECKS
+from .rules import RoundResult, play
+
+WORD_RANGE = 1 << 32
+WORD_MASK = WORD_RANGE - 1
+CLIENT_SEED_MAX_LENGTH = 64
+NONCE_MAX = (1 << 63) - 1  # what a database bigint holds
+
+_SERVER_SEED_RE = re.compile(r"[0-9a-f]{64}")
+_EIGHT_WORDS = struct.Struct(">8I").unpack
+# The rejection threshold (2^32 mod n) for every n a shoe of up to 8 decks can reach.
+_REJECT_BELOW = tuple(WORD_RANGE % n if n else 0 for n in range(CARDS_PER_DECK * MAX_DECKS + 1))
+
+
+class Pf1InputError(ValueError):
+    """An input that PF-1 does not accept; ``field`` names it."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def validate_server_seed(server_seed) -> str:
+    if not isinstance(server_seed, str) or not _SERVER_SEED_RE.fullmatch(server_seed):
+        raise Pf1InputError("server_seed", "must be 64 lowercase hexadecimal characters")
+    return server_seed
+
+
+def validate_client_seed(client_seed) -> str:
+    if not isinstance(client_seed, str) or not client_seed:
+        raise Pf1InputError("client_seed", "must be 1 to 64 characters")
+    if len(client_seed) > CLIENT_SEED_MAX_LENGTH:
+        raise Pf1InputError("client_seed", f"must be at most {CLIENT_SEED_MAX_LENGTH} characters")
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in client_seed):
+        raise Pf1InputError("client_seed", "must not contain control characters")
+    return client_seed
+
+
+def validate_nonce(nonce) -> int:
+    if isinstance(nonce, bool) or not isinstance(nonce, int) or not 0 <= nonce <= NONCE_MAX:
+        raise Pf1InputError("nonce", f"must be an integer from 0 to {NONCE_MAX}")
+    return nonce
+
+
+def validate_decks(decks) -> int:
+    if isinstance(decks, bool) or not isinstance(decks, int) or not MIN_DECKS <= decks <= MAX_DECKS:
+        raise Pf1InputError("decks", f"must be an integer from {MIN_DECKS} to {MAX_DECKS}")
+    return decks
+
+
+def validate_inputs(server_seed, client_seed, nonce, decks) -> None:
+    validate_server_seed(server_seed)
+    validate_client_seed(client_seed)
+    validate_nonce(nonce)
+    validate_decks(decks)
+
+
+def server_seed_hash(server_seed: str) -> str:
+    """Lowercase hex SHA-256 of the server seed's ASCII text (not of the decoded bytes)."""
+    return hashlib.sha256(server_seed.encode("ascii")).hexdigest()
+
+
+def unbiased_index(x: int, n: int):
+    """The index in [0, n) that word ``x`` gives, or None when the rejection rule discards it."""
+    m = x * n
+    if (m & WORD_MASK) < _REJECT_BELOW[n]:
+        return None
+    return m >> 32
+
+
+class Dealer:
+    """Deals rounds for one (server seed, client seed) pair; keys the HMAC once for all nonces."""
+
+    __slots__ = ("_keyed", "_client_prefix")
+
+    def __init__(self, server_seed: str, client_seed: str):
+        self._keyed = hmac.new(server_seed.encode("ascii"), digestmod=hashlib.sha256)
+        self._client_prefix = client_seed.encode("utf-8") + b":"
+
+    def block(self, nonce: int, cursor: int) -> bytes:
+        mac = self._keyed.copy()
+        mac.update(self._client_prefix + b"%d:%d" % (nonce, cursor))
+        return mac.digest()
+
+    def words(self, nonce: int):
+        """The byte stream of a round as 32-bit words, block after block, without end."""
+        cursor = 0
+        while True:
+            yield from _EIGHT_WORDS(self.block(nonce, cursor))
+            cursor += 1
+
+    def cut(self, nonce: int, decks: int):
+        """The shoe after the cut, as ``deal(count)`` returning the next ``count`` card indices.
+
+        Only the positions dealt are computed. A closure over local state rather than a generator,
+        and cards asked for several at a time, because this runs for every card of every round.
+        """
+        words = _EIGHT_WORDS(self.block(nonce, 0))
+        word_at = 0
+        cursor = 0
+        left = CARDS_PER_DECK * decks
+        taken = []  # indices into the uncut shoe already dealt, kept sorted
+
+        def deal(count: int) -> list:
+            nonlocal words, word_at, cursor, left
+            cards = []
+            for _ in range(count):
+                reject_below = _REJECT_BELOW[left]
+                while True:
+                    if word_at == 8:
+                        cursor += 1
+                        words = _EIGHT_WORDS(self.block(nonce, cursor))
+                        word_at = 0
+                    m = words[word_at] * left
+                    word_at += 1
+                    if (m & WORD_MASK) >= reject_below:
+                        break
+                index = m >> 32
+                # The index counts only the cards still left: step over those already dealt.
+                for card in taken:
+                    if card <= index:
+                        index += 1
+                    else:
+                        break
+                insort(taken, index)
+                cards.append(index)
+                left -= 1
+            return cards
+
+        return deal
+
+    def play(self, nonce: int, decks: int) -> RoundResult:
+        return play(self.cut(nonce, decks))
+
+
+def play_round(server_seed: str, client_seed: str, nonce: int, decks: int) -> RoundResult:
+    """Play the whole round that (server seed, client seed, nonce, decks) determine."""
+    validate_inputs(server_seed, client_seed, nonce, decks)
+    return Dealer(server_seed, client_seed).play(nonce, decks)
+
+
+def verify_round(server_seed: str, client_seed: str, nonce: int, decks: int) -> dict:
+    """The round as a player's verifier prints it: the seed hash, then the round."""
+    result = play_round(server_seed, client_seed, nonce, decks)
+    return {"server_seed_hash": server_seed_hash(server_seed), **result.as_dict()}

@@ -1,0 +1,145 @@
+"""The rules of Punto Banco as tables that read like the specification (baccarat-rules.md)."""
+
+from typing import NamedTuple
+
+from .cards import MAX_DECKS, VALUES, card_label, card_value
+
+
+class Outcome:
+    PLAYER = "PLAYER"
+    BANKER = "BANKER"
+    TIE = "TIE"
+
+    ALL = (PLAYER, BANKER, TIE)
+
+
+# Positions 1–4 of the initial deal: Player, Banker, Player, Banker.
+INITIAL_DEAL = ("PLAYER", "BANKER", "PLAYER", "BANKER")
+
+# A two-card score of 8 or 9 on either hand is a natural: no third cards.
+NATURAL_SCORES = frozenset({8, 9})
+
+# Step 1 — Player: 0–5 draws (position 5), 6–7 stands.
+PLAYER_DRAWS = {0: True, 1: True, 2: True, 3: True, 4: True, 5: True, 6: False, 7: False}
+
+# Step 2 — Banker when the Player stood: 0–5 draws (position 5), 6–7 stands.
+BANKER_DRAWS_WHEN_PLAYER_STOOD = {
+    0: True, 1: True, 2: True, 3: True, 4: True, 5: True, 6: False, 7: False,
+}
+
+# Step 3 — Banker when the Player drew: by the Banker's two-card score, the values (0–9) of the
+# Player's third card on which the Banker draws (position 6), and those on which it stands.
+BANKER_TABLEAU = {
+    #   score: (draws when Player's third card is,   stands when it is)
+    0: (frozenset(range(10)),                       frozenset()),
+    1: (frozenset(range(10)),                       frozenset()),
+    2: (frozenset(range(10)),                       frozenset()),
+    3: (frozenset({0, 1, 2, 3, 4, 5, 6, 7, 9}),    frozenset({8})),
+    4: (frozenset({2, 3, 4, 5, 6, 7}),             frozenset({0, 1, 8, 9})),
+    5: (frozenset({4, 5, 6, 7}),                   frozenset({0, 1, 2, 3, 8, 9})),
+    6: (frozenset({6, 7}),                         frozenset({0, 1, 2, 3, 4, 5, 8, 9})),
+    7: (frozenset(),                               frozenset(range(10))),
+}
+
+# Flattened for the deal: (banker score, player's third card value) → draws?
+_BANKER_DRAWS_AFTER_PLAYER = {
+    (score, value): value in draws
+    for score, (draws, _stands) in BANKER_TABLEAU.items()
+    for value in range(10)
+}
+
+
+def winner(player_score: int, banker_score: int) -> str:
+    """Higher final score wins; equal scores tie."""
+    if player_score > banker_score:
+        return Outcome.PLAYER
+    if banker_score > player_score:
+        return Outcome.BANKER
+    return Outcome.TIE
+
+
+def banker_draws_after_player(banker_score: int, player_third_value: int) -> bool:
+    return _BANKER_DRAWS_AFTER_PLAYER[banker_score, player_third_value]
+
+
+class RoundResult(NamedTuple):
+    """A dealt round: cards as shoe indices in dealt order, hands, scores and the outcome."""
+
+    card_indices: tuple
+    player_indices: tuple
+    banker_indices: tuple
+    player_score: int
+    banker_score: int
+    natural: bool
+    outcome: str
+
+    @property
+    def cards(self) -> list:
+        return [card_label(i) for i in self.card_indices]
+
+    def as_dict(self) -> dict:
+        """The round in the form of `expected` in pf1-vectors.json (without the seed hash)."""
+        return {
+            "cards": self.cards,
+            "player": {"cards": [card_label(i) for i in self.player_indices], "score": self.player_score},
+            "banker": {"cards": [card_label(i) for i in self.banker_indices], "score": self.banker_score},
+            "natural": self.natural,
+            "outcome": self.outcome,
+        }
+
+
+# The value of every card index of the largest shoe, so the deal needs no modulo.
+_SHOE_VALUES = VALUES * MAX_DECKS
+
+
+def play(deal) -> RoundResult:
+    """Deal one round; ``deal(count)`` returns the next ``count`` cards of the shoe (4 to 6 in all)."""
+    value = _SHOE_VALUES
+    p1, b1, p2, b2 = deal(4)
+    player_score = (value[p1] + value[p2]) % 10
+    banker_score = (value[b1] + value[b2]) % 10
+    natural = player_score in NATURAL_SCORES or banker_score in NATURAL_SCORES
+    player = (p1, p2)
+    banker = (b1, b2)
+    if not natural:
+        if PLAYER_DRAWS[player_score]:
+            (third,) = deal(1)
+            player = (p1, p2, third)
+            player_score = (player_score + value[third]) % 10
+            banker_draws = _BANKER_DRAWS_AFTER_PLAYER[banker_score, value[third]]
+        else:
+            banker_draws = BANKER_DRAWS_WHEN_PLAYER_STOOD[banker_score]
+        if banker_draws:
+            (third,) = deal(1)
+            banker = (b1, b2, third)
+            banker_score = (banker_score + value[third]) % 10
+    return RoundResult(
+        (p1, b1, p2, b2) + player[2:] + banker[2:],
+        player,
+        banker,
+        player_score,
+        banker_score,
+        natural,
+        winner(player_score, banker_score),
+    )
+
+
+def third_card_reasons(result: RoundResult) -> list:
+    """Why each hand drew or stood, in the words of the tableau, for round recall pages."""
+    values = [card_value(i) for i in result.player_indices]
+    player_two = (values[0] + values[1]) % 10
+    banker_values = [card_value(i) for i in result.banker_indices]
+    banker_two = (banker_values[0] + banker_values[1]) % 10
+    if player_two in NATURAL_SCORES or banker_two in NATURAL_SCORES:
+        return [f"Natural (Player {player_two}, Banker {banker_two}): no third cards"]
+    reasons = []
+    if PLAYER_DRAWS[player_two]:
+        reasons.append(f"Player {player_two}: draws (0–5 draw)")
+        third_value = values[2]
+        verb = "draws" if banker_draws_after_player(banker_two, third_value) else "stands"
+        reasons.append(f"Banker {banker_two}, Player's third card value {third_value}: {verb}")
+    else:
+        reasons.append(f"Player {player_two}: stands (6–7 stand)")
+        verb = "draws" if BANKER_DRAWS_WHEN_PLAYER_STOOD[banker_two] else "stands"
+        reasons.append(f"Banker {banker_two}, Player stood: {verb} (0–5 draw, 6–7 stand)")
+    return reasons
