@@ -1,8 +1,16 @@
 """The game core: rules, PF-1, payouts and exact odds, in plain Python (no Django import)."""
 
-from .cards import card_label, card_value, hand_score, label_symbol, label_value
+from .cards import MAX_DECKS, MIN_DECKS, card_label, card_value, hand_score, label_symbol, label_value
 from .odds import Odds, exact_odds, house_edge, odds_report, return_to_player
-from .payout import DEFAULT_MULTIPLIERS, BetType, Multipliers, multiplier_problem, payout, settlement_kind
+from .payout import (
+    DEFAULT_MULTIPLIERS,
+    BetType,
+    Multipliers,
+    bet_return,
+    multiplier_problem,
+    payout,
+    settlement_kind,
+)
 from .pf1 import (
     Dealer,
     Pf1InputError,
@@ -19,7 +27,7 @@ from .pf1 import (
 from .rules import Outcome, RoundResult, play, third_card_reasons, winner
 
 __all__ = [
-    "BetType", "DEFAULT_MULTIPLIERS", "Dealer", "Multipliers", "Odds", "Outcome", "Pf1InputError",
+    "MAX_DECKS", "MIN_DECKS", "BetType", "DEFAULT_MULTIPLIERS", "bet_return", "Dealer", "Multipliers", "Odds", "Outcome", "Pf1InputError",
     "RoundResult", "card_label", "card_value", "exact_odds", "hand_score", "house_edge",
     "label_symbol", "label_value", "multiplier_problem", "odds_report", "payout", "play",
     "play_round", "return_to_player", "server_seed_hash", "settlement_kind", "third_card_reasons",

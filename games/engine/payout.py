@@ -68,12 +68,18 @@ def settlement_kind(bet_type: str, outcome: str) -> str:
     return SETTLEMENT[bet_type][outcome]
 
 
-def payout(bet_type: str, stake: Decimal, outcome: str, multipliers: Multipliers,
-           minor_unit: Decimal = MINOR_UNIT) -> Decimal:
-    """The amount returned for a bet, stake included, rounded down to the minor unit."""
+def bet_return(bet_type: str, stake: Decimal, outcome: str, multiplier: Decimal,
+               minor_unit: Decimal = MINOR_UNIT) -> Decimal:
+    """The amount returned for a bet settled at its own ``multiplier``, rounded down to the minor unit."""
     kind = SETTLEMENT[bet_type][outcome]
     if kind == LOSE:
         return Decimal(0).quantize(minor_unit)
     if kind == PUSH:
         return stake.quantize(minor_unit, rounding=ROUND_DOWN)
-    return (stake * multipliers.for_bet(bet_type)).quantize(minor_unit, rounding=ROUND_DOWN)
+    return (stake * multiplier).quantize(minor_unit, rounding=ROUND_DOWN)
+
+
+def payout(bet_type: str, stake: Decimal, outcome: str, multipliers: Multipliers,
+           minor_unit: Decimal = MINOR_UNIT) -> Decimal:
+    """The amount returned for a bet, stake included, at a game's multipliers."""
+    return bet_return(bet_type, stake, outcome, multipliers.for_bet(bet_type), minor_unit)

@@ -1,0 +1,50 @@
+from django.db import models
+
+from games.engine import BetType as EngineBetType
+from games.engine import Outcome as EngineOutcome
+
+
+class GameStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    SUSPENDED = "suspended", "Suspended"
+    RETIRED = "retired", "Retired"
+
+
+class RoundStatus(models.TextChoices):
+    OPEN = "OPEN", "Open (taking bets)"
+    DEALT = "DEALT", "Dealt (awaiting settlement)"
+    SETTLED = "SETTLED", "Settled"
+    VOID = "VOID", "Void"
+
+
+class Outcome(models.TextChoices):
+    PLAYER = EngineOutcome.PLAYER, "Player"
+    BANKER = EngineOutcome.BANKER, "Banker"
+    TIE = EngineOutcome.TIE, "Tie"
+
+
+class BetType(models.TextChoices):
+    PLAYER = EngineBetType.PLAYER, "Player"
+    BANKER = EngineBetType.BANKER, "Banker"
+    TIE = EngineBetType.TIE, "Tie"
+
+
+class BetStatus(models.TextChoices):
+    PENDING = "PENDING", "Pending"
+    WON = "WON", "Won"
+    LOST = "LOST", "Lost"
+    PUSH = "PUSH", "Push (stake returned)"
+    REFUNDED = "REFUNDED", "Refunded (round voided)"
+
+
+class Role(models.TextChoices):
+    """Each role is a group of the same name, created by a migration."""
+
+    OPERATOR = "operator", "Operators"
+    SUPPORT = "support", "Support"
+    INTEGRATION = "integration", "Integration"
+    ADMIN = "admin", "Administrators"
+
+    @property
+    def group_name(self) -> str:
+        return self.label

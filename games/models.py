@@ -1,0 +1,302 @@
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+
+from games.choices import BetStatus, BetType, GameStatus, Outcome, RoundStatus
+from games.engine import (
+    MAX_DECKS,
+    MIN_DECKS,
+    Multipliers,
+    label_symbol,
+)
+from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER
+from games.validators import (
+    MONEY_DECIMAL_PLACES,
+    MONEY_MAX_DIGITS,
+    MULTIPLIER_DECIMAL_PLACES,
+    MULTIPLIER_MAX_DIGITS,
+    validate_currency,
+    validate_decks,
+    validate_multiplier,
+    validate_positive_money,
+)
+
+
+def multiplier_field(default: str, verbose_name: str) -> models.DecimalField:
+    return models.DecimalField(
+        verbose_name,
+        max_digits=MULTIPLIER_MAX_DIGITS,
+        decimal_places=MULTIPLIER_DECIMAL_PLACES,
+        default=Decimal(default),
+        validators=[validate_multiplier],
+        help_text=f"At least {MIN_MULTIPLIER}, at most {MAX_MULTIPLIER}, "
+        f"{MULTIPLIER_DECIMAL_PLACES} decimal places at most.",
+    )
+
+
+def money_field(verbose_name: str, **kwargs) -> models.DecimalField:
+    return models.DecimalField(
+        verbose_name, max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES, **kwargs
+    )
+
+
+def multiplier_in_range(name: str) -> Q:
+    return Q(**{f"{name}__gte": MIN_MULTIPLIER, f"{name}__lte": MAX_MULTIPLIER})
+
+
+class GameInstance(models.Model):
+    slug = models.SlugField(unique=True, max_length=64)
+    name = models.CharField(max_length=100)
+    status = models.CharField(max_length=16, choices=GameStatus.choices, default=GameStatus.ACTIVE)
+    decks = models.PositiveSmallIntegerField(
+        default=MAX_DECKS, validators=[validate_decks], help_text=f"{MIN_DECKS} to {MAX_DECKS}."
+    )
+    player_multiplier = multiplier_field("2.0", "player multiplier")
+    banker_multiplier = multiplier_field("1.95", "banker multiplier")
+    tie_multiplier = multiplier_field("9.0", "tie multiplier")
+    min_bet = money_field("minimum bet", validators=[validate_positive_money])
+    max_bet = money_field("maximum bet", validators=[validate_positive_money])
+    currency = models.CharField(max_length=3, default="USD", validators=[validate_currency])
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    # The fields an operator configures; a change of any of them is audited with a reason.
+    CONFIGURATION_FIELDS = (
+        "name", "status", "decks", "player_multiplier", "banker_multiplier", "tie_multiplier",
+        "min_bet", "max_bet", "currency",
+    )
+
+    class Meta:
+        ordering = ["slug"]
+        permissions = [("rotate_seeds", "Can rotate the seed pair of a game")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=GameStatus.values), name="game_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(decks__gte=MIN_DECKS, decks__lte=MAX_DECKS), name="game_decks_1_to_8"
+            ),
+            models.CheckConstraint(
+                condition=multiplier_in_range("player_multiplier"), name="game_player_multiplier_range"
+            ),
+            models.CheckConstraint(
+                condition=multiplier_in_range("banker_multiplier"), name="game_banker_multiplier_range"
+            ),
+            models.CheckConstraint(
+                condition=multiplier_in_range("tie_multiplier"), name="game_tie_multiplier_range"
+            ),
+            models.CheckConstraint(condition=Q(min_bet__gt=0), name="game_min_bet_positive"),
+            models.CheckConstraint(condition=Q(min_bet__lte=F("max_bet")), name="game_min_bet_le_max_bet"),
+            models.CheckConstraint(
+                condition=Q(currency__regex=r"^[A-Z]{3}$"), name="game_currency_iso4217"
+            ),
+        ]
+
+    def __str__(self):
+        return self.slug
+
+    @property
+    def multipliers(self) -> Multipliers:
+        return Multipliers(self.player_multiplier, self.banker_multiplier, self.tie_multiplier)
+
+    def clean(self):
+        from django.core.exceptions import ValidationError
+
+        if self.min_bet is not None and self.max_bet is not None and self.min_bet > self.max_bet:
+            raise ValidationError({"max_bet": "The maximum bet must be at least the minimum bet."})
+
+    def configuration(self) -> dict:
+        """The configured values as JSON-ready data, for audit before/after records."""
+        return {name: str(getattr(self, name)) if isinstance(getattr(self, name), Decimal)
+                else getattr(self, name) for name in self.CONFIGURATION_FIELDS}
+
+
+class SeedPair(models.Model):
+    """A server seed committed by its hash, a client seed and a nonce counter (PF-1 lifecycle).
+
+    The server seed stays on the server until the pair is revealed; ``revealed_server_seed`` is the
+    only accessor that pages and the API use.
+    """
+
+    game = models.ForeignKey(GameInstance, on_delete=models.PROTECT, related_name="seed_pairs")
+    server_seed = models.CharField(max_length=64, editable=False)
+    server_seed_hash = models.CharField(max_length=64, editable=False)
+    client_seed = models.CharField(max_length=64)
+    next_nonce = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revealed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["game"], condition=Q(revealed_at__isnull=True),
+                name="one_active_seed_pair_per_game",
+            ),
+            models.CheckConstraint(condition=Q(next_nonce__gte=0), name="seed_pair_nonce_non_negative"),
+            models.CheckConstraint(
+                condition=Q(server_seed__regex=r"^[0-9a-f]{64}$"), name="seed_pair_server_seed_hex"
+            ),
+            models.UniqueConstraint(fields=["server_seed_hash"], name="seed_pair_hash_unique"),
+        ]
+
+    def __str__(self):
+        return f"{self.game.slug} seed {self.server_seed_hash[:12]}…"
+
+    def __repr__(self):
+        return f"<SeedPair {self.pk} {self.server_seed_hash[:12]} revealed={self.is_revealed}>"
+
+    @property
+    def is_revealed(self) -> bool:
+        return self.revealed_at is not None
+
+    @property
+    def revealed_server_seed(self):
+        return self.server_seed if self.is_revealed else None
+
+
+class Round(models.Model):
+    game = models.ForeignKey(GameInstance, on_delete=models.PROTECT, related_name="rounds")
+    seed_pair = models.ForeignKey(SeedPair, on_delete=models.PROTECT, related_name="rounds")
+    nonce = models.BigIntegerField()
+    decks = models.PositiveSmallIntegerField(validators=[validate_decks])
+    status = models.CharField(max_length=8, choices=RoundStatus.choices, default=RoundStatus.OPEN)
+    cards = models.JSONField(default=list, blank=True, help_text="Labels in dealt order.")
+    player_cards = models.JSONField(default=list, blank=True)
+    banker_cards = models.JSONField(default=list, blank=True)
+    player_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    banker_score = models.PositiveSmallIntegerField(null=True, blank=True)
+    natural = models.BooleanField(null=True, blank=True)
+    outcome = models.CharField(max_length=8, choices=Outcome.choices, null=True, blank=True)
+    opened_at = models.DateTimeField(auto_now_add=True)
+    dealt_at = models.DateTimeField(null=True, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+    voided_at = models.DateTimeField(null=True, blank=True)
+    void_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        permissions = [
+            ("open_round", "Can open rounds"),
+            ("deal_round", "Can deal rounds"),
+            ("void_round", "Can void rounds"),
+            ("verify_round", "Can verify rounds"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["seed_pair", "nonce"], name="round_nonce_unique_per_seed_pair"),
+            models.CheckConstraint(condition=Q(status__in=RoundStatus.values), name="round_status_valid"),
+            models.CheckConstraint(condition=Q(nonce__gte=0), name="round_nonce_non_negative"),
+            models.CheckConstraint(
+                condition=Q(decks__gte=MIN_DECKS, decks__lte=MAX_DECKS), name="round_decks_1_to_8"
+            ),
+            # A round has an outcome exactly when it has been dealt (and possibly settled).
+            models.CheckConstraint(
+                condition=(
+                    Q(status__in=[RoundStatus.DEALT, RoundStatus.SETTLED],
+                      outcome__in=Outcome.values, dealt_at__isnull=False)
+                    | Q(status=RoundStatus.OPEN, outcome__isnull=True)
+                    | Q(status=RoundStatus.VOID, voided_at__isnull=False)
+                ),
+                name="round_outcome_matches_status",
+            ),
+            models.CheckConstraint(
+                condition=Q(player_score__isnull=True) | Q(player_score__lte=9, banker_score__lte=9),
+                name="round_scores_0_to_9",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=RoundStatus.SETTLED) | Q(settled_at__isnull=False),
+                name="round_settled_has_time",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "dealt_at"], name="round_status_dealt_idx"),
+            models.Index(fields=["game", "-opened_at"], name="round_game_opened_idx"),
+        ]
+
+    def __str__(self):
+        return f"Round {self.pk} ({self.game.slug}, nonce {self.nonce})"
+
+    @property
+    def cards_display(self) -> str:
+        return " ".join(label_symbol(label) for label in self.cards)
+
+
+class Bet(models.Model):
+    round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="bets")
+    account = models.ForeignKey("settlement.Account", on_delete=models.PROTECT, related_name="bets")
+    client = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bets_placed",
+        help_text="The integration client that placed the bet.",
+    )
+    bet_type = models.CharField(max_length=8, choices=BetType.choices)
+    stake = money_field("stake", validators=[validate_positive_money])
+    multiplier = models.DecimalField(
+        max_digits=MULTIPLIER_MAX_DIGITS, decimal_places=MULTIPLIER_DECIMAL_PLACES,
+        validators=[validate_multiplier], help_text="The multiplier in force when the bet was accepted.",
+    )
+    idempotency_key = models.CharField(max_length=100)
+    status = models.CharField(max_length=8, choices=BetStatus.choices, default=BetStatus.PENDING)
+    payout = money_field("payout", null=True, blank=True, help_text="Returned, stake included.")
+    placed_at = models.DateTimeField(auto_now_add=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        permissions = [("place_bet", "Can place bets")]
+        constraints = [
+            models.UniqueConstraint(fields=["client", "idempotency_key"], name="bet_idempotency_key_unique"),
+            models.CheckConstraint(condition=Q(bet_type__in=BetType.values), name="bet_type_valid"),
+            models.CheckConstraint(condition=Q(status__in=BetStatus.values), name="bet_status_valid"),
+            models.CheckConstraint(condition=Q(stake__gt=0), name="bet_stake_positive"),
+            models.CheckConstraint(condition=multiplier_in_range("multiplier"), name="bet_multiplier_range"),
+            # A pending bet has no payout yet; a settled or refunded one has one, never negative.
+            models.CheckConstraint(
+                condition=Q(status=BetStatus.PENDING, payout__isnull=True)
+                | Q(~Q(status=BetStatus.PENDING), payout__gte=0, settled_at__isnull=False),
+                name="bet_payout_matches_status",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=BetStatus.LOST) | Q(payout=0), name="bet_lost_pays_nothing"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status__in=[BetStatus.PUSH, BetStatus.REFUNDED]) | Q(payout=F("stake")),
+                name="bet_push_and_refund_return_stake",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["round", "status"], name="bet_round_status_idx"),
+            models.Index(fields=["account", "-id"], name="bet_account_idx"),
+            models.Index(fields=["status", "-id"], name="bet_status_idx"),
+        ]
+
+    def __str__(self):
+        return f"Bet {self.pk}: {self.bet_type} {self.stake} on round {self.round_id}"
+
+
+class AuditEvent(models.Model):
+    """One row of the append-only event log, written inside the transaction of the change."""
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+        related_name="audit_events",
+    )
+    actor = models.CharField(max_length=150, help_text="User name, or system:<worker> for the system.")
+    action = models.CharField(max_length=64, db_index=True)
+    object_type = models.CharField(max_length=64)
+    object_id = models.CharField(max_length=64)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    request_id = models.CharField(max_length=64, blank=True)
+    source_ip = models.GenericIPAddressField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object_idx")]
+
+    def __str__(self):
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_type} {self.object_id}"

@@ -1,0 +1,49 @@
+"""The roles: one group each, and the permissions each group holds (the role matrix).
+
+Every API endpoint and admin page checks a permission from this table, so the matrix lives here
+and nowhere else. ``sync_role_groups`` is idempotent: a migration runs it, and so does every
+``migrate`` afterwards (post_migrate), to pick up permissions added later.
+"""
+
+from games.choices import Role
+
+READ_ALL = [
+    "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
+    "games.view_auditevent", "settlement.view_account", "settlement.view_ledgerentry",
+]
+
+ROLE_PERMISSIONS = {
+    Role.OPERATOR: READ_ALL + [
+        "games.add_gameinstance", "games.change_gameinstance", "games.rotate_seeds",
+        "games.void_round", "games.verify_round",
+        "settlement.add_account", "settlement.adjust_account",
+    ],
+    Role.SUPPORT: READ_ALL + ["games.verify_round"],
+    Role.INTEGRATION: [
+        "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
+        "settlement.view_account", "settlement.view_ledgerentry",
+        "games.open_round", "games.deal_round", "games.place_bet", "games.verify_round",
+        "settlement.add_account",
+    ],
+    Role.ADMIN: None,  # every permission there is
+}
+
+# Roles whose members use the admin site (is_staff); integration clients use the API only.
+STAFF_ROLES = {Role.OPERATOR, Role.SUPPORT, Role.ADMIN}
+
+
+def sync_role_groups(apps) -> None:
+    Group = apps.get_model("auth", "Group")
+    Permission = apps.get_model("auth", "Permission")
+    for role, codes in ROLE_PERMISSIONS.items():
+        group, _created = Group.objects.get_or_create(name=role.group_name)
+        if codes is None:
+            group.permissions.set(Permission.objects.all())
+            continue
+        wanted = []
+        for code in codes:
+            app_label, codename = code.split(".")
+            wanted.extend(
+                Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+            )
+        group.permissions.set(wanted)

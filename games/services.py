@@ -1,0 +1,295 @@
+"""Business actions on games, seed pairs, rounds and bets.
+
+Each action is one transaction that also writes its audit event; side effects on other systems
+(enqueueing settlement) happen only once the transaction has committed.
+"""
+
+import secrets
+from decimal import Decimal, InvalidOperation
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from games import locks
+from games.audit import audit_record
+from games.choices import BetStatus, BetType, GameStatus, RoundStatus
+from games.engine import Dealer, server_seed_hash, validate_client_seed, Pf1InputError
+from games.errors import Conflict
+from games.models import Bet, GameInstance, Round, SeedPair
+from games.validators import validate_positive_money
+from settlement.choices import LedgerKind
+from settlement.models import Account
+from settlement.services import ledger_post
+
+ROUND_OPEN_ATTEMPTS = 3
+
+
+def _require_reason(reason) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "A reason is required."})
+    return reason
+
+
+def _checked_client_seed(client_seed) -> str:
+    try:
+        return validate_client_seed(client_seed)
+    except Pf1InputError as error:
+        raise ValidationError({"client_seed": error.message}) from None
+
+
+# --- Game instances -----------------------------------------------------------------------------
+
+@transaction.atomic
+def game_create(*, actor, client_seed: str | None = None, **fields) -> GameInstance:
+    game = GameInstance(**fields)
+    game.full_clean()
+    game.save()
+    audit_record(actor=actor, action="game.created", obj=game, after=game.configuration())
+    _seed_pair_start(game=game, client_seed=client_seed)
+    return game
+
+
+@transaction.atomic
+def game_update(*, game_id: int, actor, reason: str, changes: dict) -> GameInstance:
+    """Change a game's configuration; every change carries a reason and is audited."""
+    reason = _require_reason(reason)
+    unknown = set(changes) - set(GameInstance.CONFIGURATION_FIELDS)
+    if unknown:
+        raise ValidationError({name: "This field cannot be changed." for name in sorted(unknown)})
+    game = locks.lock_game(game_id)
+    before = game.configuration()
+    for name, value in changes.items():
+        setattr(game, name, value)
+    game.full_clean()
+    after = game.configuration()
+    if after == before:
+        return game
+    game.save()
+    changed = {name for name in after if after[name] != before[name]}
+    if "status" in changed:
+        audit_record(actor=actor, action="game.status_changed", obj=game,
+                     before={"status": before["status"]}, after={"status": after["status"]}, reason=reason)
+    if changed - {"status"}:
+        audit_record(
+            actor=actor, action="game.configured", obj=game,
+            before={name: before[name] for name in sorted(changed - {"status"})},
+            after={name: after[name] for name in sorted(changed - {"status"})},
+            reason=reason,
+        )
+    return game
+
+
+# --- Seed pairs ---------------------------------------------------------------------------------
+
+def _seed_pair_start(*, game: GameInstance, client_seed: str | None) -> SeedPair:
+    server_seed = secrets.token_hex(32)
+    pair = SeedPair.objects.create(
+        game=game,
+        server_seed=server_seed,
+        server_seed_hash=server_seed_hash(server_seed),
+        client_seed=_checked_client_seed(client_seed) if client_seed is not None else secrets.token_hex(8),
+    )
+    audit_record(actor="system:seed-generator", action="seed_pair.committed", obj=pair,
+                 after={"game": game.slug, "server_seed_hash": pair.server_seed_hash,
+                        "client_seed": pair.client_seed})
+    return pair
+
+
+@transaction.atomic
+def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple[SeedPair, SeedPair]:
+    """Reveal the active pair and start a new one. Refused while a round of the pair is OPEN."""
+    if client_seed is not None:
+        client_seed = _checked_client_seed(client_seed)
+    pair = locks.lock_active_seed_pair(game_id)
+    if pair is None:
+        raise Conflict("seed_pair", "The seed pair was rotated meanwhile; try again.")
+    if pair.rounds.filter(status=RoundStatus.OPEN).exists():
+        raise Conflict(
+            "seed_pair",
+            "Rounds of this seed pair are still open; deal or void them before the seed is revealed.",
+            code="rounds_open",
+        )
+    pair.revealed_at = timezone.now()
+    pair.save(update_fields=["revealed_at"])
+    audit_record(actor=actor, action="seed_pair.revealed", obj=pair,
+                 after={"server_seed_hash": pair.server_seed_hash, "server_seed": pair.server_seed,
+                        "rounds_played": pair.next_nonce})
+    new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or pair.client_seed)
+    return pair, new_pair
+
+
+# --- Rounds -------------------------------------------------------------------------------------
+
+def round_open(*, game_id: int, actor) -> Round:
+    """Open a round on the game's active seed pair, taking the pair's next nonce."""
+    for _attempt in range(ROUND_OPEN_ATTEMPTS):
+        with transaction.atomic():
+            pair = locks.lock_active_seed_pair(game_id)
+            if pair is None:
+                continue  # the pair was revealed while we waited: the next attempt sees the new one
+            game = pair.game
+            if game.status != GameStatus.ACTIVE:
+                raise Conflict("game", f"The game is {game.status}; it opens no rounds.", code="game_inactive")
+            nonce = pair.next_nonce
+            pair.next_nonce = nonce + 1
+            pair.save(update_fields=["next_nonce"])
+            round_ = Round.objects.create(game=game, seed_pair=pair, nonce=nonce, decks=game.decks)
+            audit_record(actor=actor, action="round.opened", obj=round_,
+                         after={"game": game.slug, "nonce": nonce, "server_seed_hash": pair.server_seed_hash})
+            return round_
+    raise Conflict("seed_pair", "The seed pair kept rotating; try again.")
+
+
+@transaction.atomic
+def round_deal(*, round_id: int, actor) -> Round:
+    """Close betting and deal by PF-1. Dealing a dealt round again changes nothing."""
+    round_ = locks.lock_round(round_id)
+    if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
+        return round_
+    if round_.status != RoundStatus.OPEN:
+        raise Conflict("round", f"The round is {round_.status}; it cannot be dealt.")
+    pair = round_.seed_pair
+    result = Dealer(pair.server_seed, pair.client_seed).play(round_.nonce, round_.decks)
+    dealt = result.as_dict()
+    round_.cards = dealt["cards"]
+    round_.player_cards = dealt["player"]["cards"]
+    round_.banker_cards = dealt["banker"]["cards"]
+    round_.player_score = result.player_score
+    round_.banker_score = result.banker_score
+    round_.natural = result.natural
+    round_.outcome = result.outcome
+    round_.status = RoundStatus.DEALT
+    round_.dealt_at = timezone.now()
+    round_.save()
+    audit_record(actor=actor, action="round.dealt", obj=round_,
+                 after={"cards": round_.cards, "outcome": round_.outcome})
+
+    from settlement.tasks import settle_rounds
+
+    transaction.on_commit(lambda: settle_rounds.delay([round_.pk]))
+    return round_
+
+
+@transaction.atomic
+def round_void(*, round_id: int, actor, reason: str) -> Round:
+    """Void an OPEN or DEALT round and refund every pending bet."""
+    reason = _require_reason(reason)
+    round_ = locks.lock_round(round_id)
+    if round_.status not in (RoundStatus.OPEN, RoundStatus.DEALT):
+        raise Conflict("round", f"The round is {round_.status}; only open or dealt rounds can be voided.")
+    now = timezone.now()
+    bets = list(round_.bets.filter(status=BetStatus.PENDING).order_by("pk"))
+    accounts = locks.lock_accounts(bet.account_id for bet in bets)
+    for bet in bets:
+        bet.status = BetStatus.REFUNDED
+        bet.payout = bet.stake
+        bet.settled_at = now
+        account = accounts[bet.account_id]
+        ledger_post(account=account, bet=bet, kind=LedgerKind.REFUND, amount=bet.stake)
+        audit_record(actor=actor, action="bet.refunded", obj=bet,
+                     after={"payout": str(bet.payout)}, reason=reason)
+    Bet.objects.bulk_update(bets, ["status", "payout", "settled_at"])
+    before_status = round_.status
+    round_.status = RoundStatus.VOID
+    round_.voided_at = now
+    round_.void_reason = reason
+    round_.save(update_fields=["status", "voided_at", "void_reason"])
+    audit_record(actor=actor, action="round.voided", obj=round_, before={"status": before_status},
+                 after={"status": RoundStatus.VOID, "bets_refunded": len(bets)}, reason=reason)
+    return round_
+
+
+# --- Bets ---------------------------------------------------------------------------------------
+
+def _parse_stake(stake) -> Decimal:
+    if isinstance(stake, float) or isinstance(stake, bool):
+        raise ValidationError({"stake": "Send the stake as a decimal string, e.g. \"10.50\"."})
+    try:
+        value = Decimal(str(stake))
+    except InvalidOperation:
+        raise ValidationError({"stake": "Must be a decimal number."}) from None
+    if not value.is_finite():
+        raise ValidationError({"stake": "Must be a finite number."})
+    try:
+        validate_positive_money(value)
+    except ValidationError as error:
+        raise ValidationError({"stake": error.messages}) from None
+    return value
+
+
+def _same_bet(bet: Bet, *, round_id, account_external_id, bet_type, stake) -> bool:
+    return (bet.round_id == round_id and bet.account.external_id == account_external_id
+            and bet.bet_type == bet_type and bet.stake == stake)
+
+
+def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, idempotency_key: str,
+              client) -> tuple[Bet, bool]:
+    """Accept a bet and debit its stake. Returns (bet, created).
+
+    A replay with the same idempotency key and the same content returns the original bet and
+    debits nothing; the same key with different content is a Conflict.
+    """
+    if bet_type not in BetType.values:
+        raise ValidationError({"bet_type": f"Must be one of {', '.join(BetType.values)}."})
+    stake = _parse_stake(stake)
+    idempotency_key = (idempotency_key or "").strip()
+    if not idempotency_key or len(idempotency_key) > 100:
+        raise ValidationError({"idempotency_key": "Must be 1 to 100 characters."})
+    content = {"round_id": round_id, "account_external_id": account_external_id,
+               "bet_type": bet_type, "stake": stake}
+
+    def replay():
+        existing = Bet.objects.select_related("account").filter(
+            client=client, idempotency_key=idempotency_key).first()
+        if existing is None:
+            return None
+        if not _same_bet(existing, **content):
+            raise Conflict("idempotency_key", "This key was used for a different bet.",
+                           code="idempotency_key_reused")
+        return existing, False
+
+    earlier = replay()
+    if earlier:
+        return earlier
+    try:
+        return _bet_accept(client=client, idempotency_key=idempotency_key, **content), True
+    except IntegrityError:
+        # A concurrent request with the same key won the race: answer as a replay.
+        earlier = replay()
+        if earlier:
+            return earlier
+        raise
+
+
+@transaction.atomic
+def _bet_accept(*, round_id, account_external_id, bet_type, stake, idempotency_key, client) -> Bet:
+    try:
+        round_ = locks.lock_round(round_id)
+    except Round.DoesNotExist:
+        raise ValidationError({"round": "No such round."}) from None
+    game = round_.game
+    if round_.status != RoundStatus.OPEN:
+        raise Conflict("round", f"The round is {round_.status}; it takes no bets.", code="round_not_open")
+    if game.status != GameStatus.ACTIVE:
+        raise Conflict("round", f"The game is {game.status}; it takes no bets.", code="game_inactive")
+    if not game.min_bet <= stake <= game.max_bet:
+        raise ValidationError({"stake": f"Must be between {game.min_bet} and {game.max_bet} {game.currency}."})
+    account_id = Account.objects.filter(external_id=account_external_id).values_list("pk", flat=True).first()
+    if account_id is None:
+        raise ValidationError({"account": "No such account."})
+    account = locks.lock_accounts([account_id])[account_id]
+    if account.currency != game.currency:
+        raise ValidationError({"account": f"The account holds {account.currency}; the game plays in {game.currency}."})
+    if stake > account.balance:
+        raise ValidationError({"stake": "Exceeds the account's balance."})
+    bet = Bet.objects.create(
+        round=round_, account=account, client=client, bet_type=bet_type, stake=stake,
+        multiplier=game.multipliers.for_bet(bet_type), idempotency_key=idempotency_key,
+    )
+    ledger_post(account=account, bet=bet, kind=LedgerKind.STAKE, amount=-stake)
+    audit_record(actor=client, action="bet.accepted", obj=bet,
+                 after={"round": round_.pk, "account": account.external_id, "bet_type": bet_type,
+                        "stake": str(stake), "multiplier": str(bet.multiplier)})
+    return bet
