@@ -1,0 +1,84 @@
+"""Shared fixtures: one user per role, a game, funded accounts, API clients."""
+
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import Group, User
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from games import services as game_services
+from games.choices import Role
+from games.roles import STAFF_ROLES
+from settlement import services as settlement_services
+
+
+def make_user(username: str, role: Role | None) -> User:
+    user = User.objects.create_user(username=username, password="correct-horse-battery",
+                                    is_staff=role in STAFF_ROLES)
+    if role is not None:
+        user.groups.add(Group.objects.get(name=role.group_name))
+    return user
+
+
+@pytest.fixture
+def operator(db):
+    return make_user("olivia-operator", Role.OPERATOR)
+
+
+@pytest.fixture
+def support(db):
+    return make_user("sam-support", Role.SUPPORT)
+
+
+@pytest.fixture
+def integration(db):
+    return make_user("game-server", Role.INTEGRATION)
+
+
+@pytest.fixture
+def administrator(db):
+    return make_user("ada-admin", Role.ADMIN)
+
+
+@pytest.fixture
+def nobody(db):
+    """Authenticated, but in no role."""
+    return make_user("nobody", None)
+
+
+@pytest.fixture
+def game(operator):
+    return game_services.game_create(
+        actor=operator, slug="main-table", name="Main table", min_bet=Decimal("1.00"),
+        max_bet=Decimal("1000.00"), client_seed="house-client-seed",
+    )
+
+
+@pytest.fixture
+def funded_account(operator):
+    """A factory: funded_account("p1", "250.00") creates an account holding that balance."""
+
+    def create(external_id: str = "player-1", balance: str = "500.00", currency: str = "USD"):
+        account = settlement_services.account_create(actor=operator, external_id=external_id, currency=currency)
+        if Decimal(balance):
+            settlement_services.account_adjust(external_id=external_id, actor=operator, amount=balance,
+                                               reason="test deposit")
+        account.refresh_from_db()
+        return account
+
+    return create
+
+
+def api_client_for(user) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def api_as():
+    """api_as(user) is an API client authenticated by that user's token; api_as(None) is anonymous."""
+    return api_client_for
