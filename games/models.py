@@ -109,9 +109,15 @@ class GameInstance(models.Model):
             raise ValidationError({"max_bet": "The maximum bet must be at least the minimum bet."})
 
     def configuration(self) -> dict:
-        """The configured values as JSON-ready data, for audit before/after records."""
-        return {name: str(getattr(self, name)) if isinstance(getattr(self, name), Decimal)
-                else getattr(self, name) for name in self.CONFIGURATION_FIELDS}
+        """The configured values as JSON-ready data (decimals at their column's scale), for audit."""
+        values = {}
+        for name in self.CONFIGURATION_FIELDS:
+            value = getattr(self, name)
+            if isinstance(value, Decimal):
+                places = self._meta.get_field(name).decimal_places
+                value = str(value.quantize(Decimal(1).scaleb(-places)))
+            values[name] = value
+        return values
 
 
 class SeedPair(models.Model):

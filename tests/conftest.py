@@ -13,6 +13,12 @@ from games.roles import STAFF_ROLES
 from settlement import services as settlement_services
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Real hashing costs a third of a second per user; the tests need none of its strength."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def make_user(username: str, role: Role | None) -> User:
     user = User.objects.create_user(username=username, password="correct-horse-battery",
                                     is_staff=role in STAFF_ROLES)
