@@ -201,7 +201,7 @@ class Round(models.Model):
             # A round has an outcome exactly when it has been dealt (and possibly settled).
             models.CheckConstraint(
                 condition=(
-                    Q(status__in=[RoundStatus.DEALT, RoundStatus.SETTLED],
+                    Q(status__in=[RoundStatus.DEALT, RoundStatus.SETTLED], outcome__isnull=False,
                       outcome__in=Outcome.values, dealt_at__isnull=False)
                     | Q(status=RoundStatus.OPEN, outcome__isnull=True)
                     | Q(status=RoundStatus.VOID, voided_at__isnull=False)
@@ -209,7 +209,8 @@ class Round(models.Model):
                 name="round_outcome_matches_status",
             ),
             models.CheckConstraint(
-                condition=Q(player_score__isnull=True) | Q(player_score__lte=9, banker_score__lte=9),
+                condition=Q(player_score__isnull=True, banker_score__isnull=True)
+                | Q(player_score__isnull=False, banker_score__isnull=False, player_score__lte=9, banker_score__lte=9),
                 name="round_scores_0_to_9",
             ),
             models.CheckConstraint(
@@ -261,7 +262,7 @@ class Bet(models.Model):
             # A pending bet has no payout yet; a settled or refunded one has one, never negative.
             models.CheckConstraint(
                 condition=Q(status=BetStatus.PENDING, payout__isnull=True)
-                | Q(~Q(status=BetStatus.PENDING), payout__gte=0, settled_at__isnull=False),
+                | Q(~Q(status=BetStatus.PENDING), payout__isnull=False, payout__gte=0, settled_at__isnull=False),
                 name="bet_payout_matches_status",
             ),
             models.CheckConstraint(
