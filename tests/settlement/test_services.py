@@ -1,0 +1,170 @@
+"""Accounts, adjustments and the settlement of dealt rounds."""
+
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db.models import Sum
+from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis.extra.django import TestCase as HypothesisTestCase
+
+from games import services as game_services
+from games.choices import BetStatus, RoundStatus
+from games.engine import bet_return, settlement_kind
+from games.errors import Conflict
+from games.models import AuditEvent, Bet, Round
+from settlement import services
+from settlement.choices import LedgerKind
+from settlement.models import Account, LedgerEntry, SettlementBatch
+from tests.conftest import make_user
+from games.choices import Role
+
+pytestmark = pytest.mark.django_db
+
+
+def assert_ledger_invariant():
+    """Every balance equals the sum of its ledger, and each entry's balance_after runs on from the last."""
+    for account in Account.objects.all():
+        entries = list(account.ledger.order_by("pk"))
+        running = Decimal("0")
+        for entry in entries:
+            running += entry.amount
+            assert entry.balance_after == running, entry
+        assert account.balance == running, account
+        assert account.balance >= 0
+
+
+class TestAdjust:
+    def test_credit_and_debit_with_reason(self, operator, funded_account):
+        funded_account("p1", "0")
+        services.account_adjust(external_id="p1", actor=operator, amount="25.50", reason="deposit")
+        entry = services.account_adjust(external_id="p1", actor=operator, amount="-5.50", reason="withdrawal")
+        assert (entry.kind, entry.amount, entry.balance_after) == (LedgerKind.ADJUSTMENT, Decimal("-5.50"), Decimal("20.00"))
+        assert Account.objects.get(external_id="p1").balance == Decimal("20.00")
+        event = AuditEvent.objects.filter(action="account.adjusted").order_by("pk").last()
+        assert (event.reason, event.before, event.after["balance"]) == ("withdrawal", {"balance": "25.50"}, "20.00")
+        assert_ledger_invariant()
+
+    @pytest.mark.parametrize("amount,reason,field", [
+        ("-0.01", "overdraw", "amount"),
+        ("0", "nothing", "amount"),
+        ("1.001", "places", "amount"),
+        ("Infinity", "inf", "amount"),
+        ("abc", "nan", "amount"),
+        ("5.00", "", "reason"),
+    ])
+    def test_bad_adjustments_write_nothing(self, operator, funded_account, amount, reason, field):
+        funded_account("p1", "0")
+        with pytest.raises(ValidationError) as error:
+            services.account_adjust(external_id="p1", actor=operator, amount=amount, reason=reason)
+        assert field in error.value.message_dict
+        assert not LedgerEntry.objects.exists()
+        assert Account.objects.get(external_id="p1").balance == 0
+
+    def test_account_create_validates_currency(self, operator):
+        with pytest.raises(ValidationError) as error:
+            services.account_create(actor=operator, external_id="p9", currency="euro")
+        assert "currency" in error.value.message_dict
+        assert not Account.objects.exists()
+
+
+def open_round_with_bets(game, integration, stakes):
+    """stakes: [(external_id, bet_type, stake)] placed on a fresh round, which is then dealt."""
+    round_ = game_services.round_open(game_id=game.pk, actor=integration)
+    for i, (external_id, bet_type, stake) in enumerate(stakes):
+        game_services.bet_place(round_id=round_.pk, account_external_id=external_id, bet_type=bet_type,
+                                stake=stake, idempotency_key=f"{round_.pk}-{i}", client=integration)
+    game_services.round_deal(round_id=round_.pk, actor=integration)
+    round_.refresh_from_db()
+    return round_
+
+
+class TestSettlementRun:
+    def test_settles_every_bet_with_the_engine_payout_once(self, game, integration, funded_account):
+        for name in ("a", "b", "c"):
+            funded_account(name, "1000.00")
+        rounds = [
+            open_round_with_bets(game, integration, [("a", "PLAYER", "10.00"), ("b", "BANKER", "10.01"),
+                                                     ("c", "TIE", "7.77"), ("a", "BANKER", "3.33")])
+            for _ in range(12)
+        ]
+        assert {r.status for r in rounds} == {RoundStatus.DEALT}  # no commit inside the test transaction
+        batch = services.settlement_run(worker="test-worker")
+        assert batch.rounds == 12 and batch.bets == 48
+        assert services.settlement_run(worker="test-worker") is None  # nothing left: a second run is a no-op
+        for bet in Bet.objects.select_related("round"):
+            expected = bet_return(bet.bet_type, bet.stake, bet.round.outcome, bet.multiplier)
+            assert bet.payout == expected
+            assert bet.status == {"WIN": BetStatus.WON, "LOSE": BetStatus.LOST, "PUSH": BetStatus.PUSH}[
+                settlement_kind(bet.bet_type, bet.round.outcome)]
+            assert LedgerEntry.objects.filter(bet=bet, kind=LedgerKind.PAYOUT).count() == (1 if expected else 0)
+        assert set(Round.objects.values_list("status", flat=True)) == {RoundStatus.SETTLED}
+        assert batch.total_paid == Bet.objects.aggregate(s=Sum("payout"))["s"]
+        assert batch.total_staked == Bet.objects.aggregate(s=Sum("stake"))["s"]
+        assert AuditEvent.objects.get(action="rounds.settled").after["rounds"] == sorted(r.pk for r in rounds)
+        assert_ledger_invariant()
+
+    def test_limit_and_round_ids_select_what_is_claimed(self, game, integration, funded_account):
+        funded_account("a", "100.00")
+        rounds = [open_round_with_bets(game, integration, [("a", "TIE", "1.00")]) for _ in range(5)]
+        first = services.settlement_run(round_ids=[rounds[3].pk], worker="w")
+        assert first.round_ids == [rounds[3].pk]
+        second = services.settlement_run(limit=2, worker="w")
+        assert second.round_ids == [rounds[0].pk, rounds[1].pk]
+        assert SettlementBatch.objects.count() == 2
+        assert Round.objects.filter(status=RoundStatus.DEALT).count() == 2
+
+    def test_voided_dealt_round_is_not_settled(self, game, integration, operator, funded_account):
+        funded_account("a", "100.00")
+        round_ = open_round_with_bets(game, integration, [("a", "PLAYER", "10.00")])
+        game_services.round_void(round_id=round_.pk, actor=operator, reason="dealer error")
+        assert services.settlement_run(worker="w") is None
+        assert Bet.objects.get().status == BetStatus.REFUNDED
+        assert Account.objects.get().balance == Decimal("100.00")
+        assert_ledger_invariant()
+
+
+class TestLedgerInvariant(HypothesisTestCase):
+    """After any mix of operations, every balance equals the sum of its ledger and is never negative."""
+
+    operation = st.one_of(
+        st.tuples(st.just("adjust"), st.sampled_from(["a", "b"]), st.decimals("-60", "60", places=2)),
+        st.tuples(st.just("bet"), st.sampled_from(["a", "b"]), st.sampled_from(["PLAYER", "BANKER", "TIE"]),
+                  st.decimals("0.01", "80", places=2)),
+        st.tuples(st.just("deal")),
+        st.tuples(st.just("void")),
+        st.tuples(st.just("settle")),
+    )
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.lists(operation, min_size=1, max_size=25))
+    def test_random_operations_keep_the_ledger_exact(self, operations):
+        operator = make_user("op", Role.OPERATOR)
+        integration = make_user("gs", Role.INTEGRATION)
+        game = game_services.game_create(actor=operator, slug="g", name="G", min_bet=Decimal("0.01"),
+                                         max_bet=Decimal("100"))
+        for name in ("a", "b"):
+            services.account_create(actor=operator, external_id=name)
+        round_ = game_services.round_open(game_id=game.pk, actor=integration)
+        for number, operation in enumerate(operations):
+            try:
+                if operation[0] == "adjust" and operation[2] != 0:
+                    services.account_adjust(external_id=operation[1], actor=operator, amount=operation[2], reason="r")
+                elif operation[0] == "bet":
+                    game_services.bet_place(round_id=round_.pk, account_external_id=operation[1],
+                                            bet_type=operation[2], stake=operation[3],
+                                            idempotency_key=str(number), client=integration)
+                elif operation[0] == "deal":
+                    game_services.round_deal(round_id=round_.pk, actor=integration)
+                    round_ = game_services.round_open(game_id=game.pk, actor=integration)
+                elif operation[0] == "void":
+                    game_services.round_void(round_id=round_.pk, actor=operator, reason="r")
+                    round_ = game_services.round_open(game_id=game.pk, actor=integration)
+                elif operation[0] == "settle":
+                    services.settlement_run(worker="w")
+            except (ValidationError, Conflict):
+                pass  # refused operations must leave everything as it was: checked below
+            assert_ledger_invariant()
+        services.settlement_run(worker="w")
+        assert not Bet.objects.filter(round__status=RoundStatus.SETTLED, status=BetStatus.PENDING).exists()
+        assert_ledger_invariant()
