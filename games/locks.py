@@ -33,12 +33,20 @@ def lock_round(round_id: int) -> Round:
     return Round.objects.select_for_update(of=("self",)).select_related("game", "seed_pair").get(pk=round_id)
 
 
-def lock_dealt_rounds(round_ids, limit: int) -> list:
-    """Claim up to ``limit`` DEALT rounds, skipping those another worker holds."""
+def lock_dealt_rounds(round_ids, limit: int, max_failures: int) -> list:
+    """Claim up to ``limit`` DEALT rounds as (id, outcome), skipping those another worker holds.
+
+    Without ``round_ids`` (a sweep), rounds that already failed ``max_failures`` times are left for
+    an operator, so one bad round cannot block the others.
+    """
     rounds = Round.objects.filter(status=RoundStatus.DEALT)
     if round_ids is not None:
         rounds = rounds.filter(pk__in=round_ids)
-    return list(rounds.order_by("pk").select_for_update(skip_locked=True)[:limit])
+    else:
+        rounds = rounds.filter(settlement_failures__lt=max_failures)
+    return list(
+        rounds.order_by("pk").select_for_update(skip_locked=True).values_list("pk", "outcome")[:limit]
+    )
 
 
 def lock_accounts(account_ids) -> dict:
@@ -46,3 +54,11 @@ def lock_accounts(account_ids) -> dict:
 
     accounts: QuerySet = Account.objects.select_for_update().filter(pk__in=set(account_ids)).order_by("pk")
     return {account.pk: account for account in accounts}
+
+
+def lock_account_balances(account_ids) -> dict:
+    """Lock accounts (by id, ascending) and return {id: balance}."""
+    from settlement.models import Account
+
+    rows = Account.objects.select_for_update().filter(pk__in=set(account_ids)).order_by("pk")
+    return dict(rows.values_list("pk", "balance"))

@@ -182,6 +182,9 @@ class Round(models.Model):
     settled_at = models.DateTimeField(null=True, blank=True)
     voided_at = models.DateTimeField(null=True, blank=True)
     void_reason = models.TextField(blank=True)
+    settlement_failures = models.PositiveSmallIntegerField(
+        default=0, help_text="Failed settlement attempts; the sweep skips a round that failed too often."
+    )
 
     class Meta:
         ordering = ["-id"]
@@ -220,6 +223,7 @@ class Round(models.Model):
         ]
         indexes = [
             models.Index(fields=["status", "dealt_at"], name="round_status_dealt_idx"),
+            models.Index(fields=["status", "id"], name="round_status_id_idx"),
             models.Index(fields=["game", "-opened_at"], name="round_game_opened_idx"),
         ]
 
