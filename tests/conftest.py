@@ -1,8 +1,10 @@
 """Shared fixtures: one user per role, a game, funded accounts, API clients."""
 
+import os
 from decimal import Decimal
 
 import pytest
+import redis
 from django.contrib.auth.models import Group, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -11,6 +13,40 @@ from games import services as game_services
 from games.choices import Role
 from games.roles import STAFF_ROLES
 from settlement import services as settlement_services
+
+
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+def service_missing(message: str):
+    """Skip when a real service is missing, but fail when REQUIRE_SERVICES=1 (as in CI)."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{message} (REQUIRE_SERVICES=1)")
+    pytest.skip(message)
+
+
+@pytest.fixture
+def postgres(transactional_db):
+    """The test runs on the real PostgreSQL (DATABASE_URL=postgres://...), with committed data."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        service_missing("needs PostgreSQL: run with DATABASE_URL=postgres://...")
+    return connection
+
+
+@pytest.fixture
+def redis_url():
+    """The real Redis of this machine, on a database of its own, emptied before and after."""
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        service_missing(f"needs Redis at {REDIS_URL}: {error}")
+    client.flushdb()
+    yield REDIS_URL
+    client.flushdb()
 
 
 @pytest.fixture(autouse=True)
