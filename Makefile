@@ -7,7 +7,13 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install install-test run test migrate clean
+PROD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat_prod
+PROD_BROKER_URL ?= redis://127.0.0.1:6379/0
+WORKERS ?= 2
+PROD_ENV = DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) \
+	SECRET_KEY=$${SECRET_KEY:-change-me-$$(hostname)} ALLOWED_HOSTS=$${ALLOWED_HOSTS:-localhost,127.0.0.1}
+
+.PHONY: install install-test run test migrate clean prod prod-setup prod-web prod-worker prod-beat
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +29,7 @@ migrate: install
 	DEBUG=1 $(PY) manage.py migrate --noinput
 
 run: migrate
+	DEBUG=1 $(PY) manage.py seed_demo
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 # Two passes: the embedded default (SQLite), then PostgreSQL with the tests that need the real
@@ -39,3 +46,27 @@ test: install-test
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles
+
+# --- Production shape on this machine: PostgreSQL, Redis, Celery workers and beat, gunicorn ---
+prod-setup: install
+	psql -h 127.0.0.1 -U postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'baccarat_prod'" | grep -q 1 \
+	    || createdb -h 127.0.0.1 -U postgres baccarat_prod
+	$(PROD_ENV) $(PY) manage.py migrate --noinput
+	$(PROD_ENV) $(PY) manage.py collectstatic --noinput -v0
+
+prod-web:
+	$(PROD_ENV) $(VENV)/bin/gunicorn baccarat_site.wsgi --bind $(HOST):$(PORT) --workers 3 --access-logfile -
+
+prod-worker:
+	$(PROD_ENV) $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO --concurrency=2
+
+prod-beat:
+	$(PROD_ENV) $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO
+
+prod: prod-setup
+	@trap 'kill 0' EXIT INT TERM; \
+	for i in $$(seq 1 $(WORKERS)); do \
+	    $(PROD_ENV) $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO --concurrency=1 -n worker$$i@%h & \
+	done; \
+	$(PROD_ENV) $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO & \
+	$(PROD_ENV) $(VENV)/bin/gunicorn baccarat_site.wsgi --bind $(HOST):$(PORT) --workers 3 --access-logfile -
