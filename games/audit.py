@@ -27,12 +27,16 @@ def actor_fields(actor) -> dict:
     return {"actor_user": None, "actor": str(actor)}
 
 
-def audit_record(*, actor, action: str, obj, before=None, after=None, reason: str = "") -> AuditEvent:
+def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_id: str = "",
+                 before=None, after=None, reason: str = "") -> AuditEvent:
+    """Record an event about a model instance ``obj``, or about what object_type/object_id name."""
+    if obj is not None:
+        object_type, object_id = obj._meta.model_name, str(obj.pk)
     return AuditEvent.objects.create(
         **actor_fields(actor),
         action=action,
-        object_type=obj._meta.model_name,
-        object_id=str(obj.pk),
+        object_type=object_type,
+        object_id=object_id,
         before=before,
         after=after,
         reason=reason,

@@ -209,3 +209,12 @@ def settlement_run(*, round_ids=None, limit: int = SETTLEMENT_BATCH_ROUNDS, work
                  after={"rounds": batch.round_ids, "bets": len(bets), "total_staked": str(total_staked),
                         "total_paid": str(total_paid)})
     return batch
+
+
+@transaction.atomic
+def sweep_request(*, actor) -> None:
+    """Ask the workers for a sweep now (an operator's button, the API); it runs once committed."""
+    from settlement.tasks import sweep
+
+    audit_record(actor=actor, action="settlement.sweep_requested", object_type="settlement", object_id="queue")
+    transaction.on_commit(sweep.delay)

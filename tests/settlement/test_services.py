@@ -168,3 +168,46 @@ class TestLedgerInvariant(HypothesisTestCase):
         services.settlement_run(worker="w")
         assert not Bet.objects.filter(round__status=RoundStatus.SETTLED, status=BetStatus.PENDING).exists()
         assert_ledger_invariant()
+
+
+class TestQueue:
+    def test_queue_counts_waiting_rounds_and_a_sweep_request_settles_them(
+            self, game, integration, operator, funded_account, django_capture_on_commit_callbacks):
+        from settlement.selectors import settlement_queue
+
+        funded_account("a", "100.00")
+        rounds = [open_round_with_bets(game, integration, [("a", "BANKER", "2.00")]) for _ in range(3)]
+        queue = settlement_queue()
+        assert queue.waiting_rounds == 3
+        assert queue.oldest_dealt_at == rounds[0].dealt_at
+        assert queue.oldest_age_seconds >= 0
+        with django_capture_on_commit_callbacks(execute=True):
+            services.sweep_request(actor=operator)
+        assert settlement_queue().waiting_rounds == 0
+        assert len(settlement_queue().recent_batches) == 1
+        assert AuditEvent.objects.filter(action="settlement.sweep_requested", actor=operator.username).exists()
+
+    def test_a_failing_round_is_isolated_and_shown_as_failed(self, game, integration, funded_account):
+        from settlement.selectors import settlement_queue
+
+        funded_account("a", "100.00")
+        funded_account("p", "100.00")
+        good = [open_round_with_bets(game, integration, [("a", "PLAYER", "1.00")]) for _ in range(2)]
+        poison = open_round_with_bets(game, integration, [("p", kind, "1.00") for kind in ("PLAYER", "BANKER", "TIE")])
+        # Payouts already on the ledger (as if written around the services): whatever the outcome,
+        # settling this round would pay one of them twice, which the ledger's unique (bet, kind) refuses.
+        for bet in Bet.objects.filter(round=poison):
+            LedgerEntry.objects.create(account=bet.account, bet=bet, kind=LedgerKind.PAYOUT,
+                                       amount=Decimal("1.00"), balance_after=Decimal("98.00"))
+        result = services.settlement_sweep(worker="w")
+        assert result.settled_rounds == 2
+        assert set(Round.objects.filter(pk__in=[r.pk for r in good]).values_list("status", flat=True)) == {"SETTLED"}
+        poison.refresh_from_db()
+        assert poison.status == RoundStatus.DEALT
+        assert poison.settlement_failures == services.MAX_SETTLEMENT_FAILURES
+        queue = settlement_queue()
+        assert queue.stuck_rounds == 1
+        assert queue.failed_batches and "IntegrityError" in queue.failed_batches[0].error
+        assert set(Bet.objects.filter(round=poison).values_list("status", flat=True)) == {BetStatus.PENDING}
+        assert Account.objects.get(external_id="p").balance == Decimal("97.00")  # no payout applied
+        assert services.settlement_sweep(worker="w").settled_rounds == 0  # left for an operator

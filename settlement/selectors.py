@@ -1,0 +1,49 @@
+"""Reads of the settlement state, for the admin queue page and the API."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Min
+from django.utils import timezone
+
+from games.choices import RoundStatus
+from games.models import Round
+from settlement.models import SettlementBatch
+from settlement.services import MAX_SETTLEMENT_FAILURES
+
+RECENT_BATCHES = 20
+
+
+@dataclass(frozen=True)
+class SettlementQueue:
+    waiting_rounds: int
+    oldest_dealt_at: datetime | None
+    stuck_rounds: int
+    recent_batches: list
+    failed_batches: list
+
+    @property
+    def oldest_age_seconds(self) -> float | None:
+        if self.oldest_dealt_at is None:
+            return None
+        return (timezone.now() - self.oldest_dealt_at).total_seconds()
+
+
+def settlement_queue() -> SettlementQueue:
+    waiting = Round.objects.filter(status=RoundStatus.DEALT)
+    return SettlementQueue(
+        waiting_rounds=waiting.count(),
+        oldest_dealt_at=waiting.aggregate(oldest=Min("dealt_at"))["oldest"],
+        stuck_rounds=waiting.filter(settlement_failures__gte=MAX_SETTLEMENT_FAILURES).count(),
+        recent_batches=list(SettlementBatch.objects.order_by("-id")[:RECENT_BATCHES]),
+        failed_batches=list(
+            SettlementBatch.objects.filter(outcome=SettlementBatch.Outcome.FAILED).order_by("-id")[:RECENT_BATCHES]
+        ),
+    )
+
+
+def batch_list(*, outcome: str | None = None):
+    batches = SettlementBatch.objects.order_by("-id")
+    if outcome:
+        batches = batches.filter(outcome=outcome)
+    return batches
