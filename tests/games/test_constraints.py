@@ -131,3 +131,19 @@ def test_ledger_effect_of_a_bet_happens_once(dealt_round):
 def test_ledger_constraints(dealt_round, values):
     entry = LedgerEntry.objects.get(kind="STAKE")
     assert refused(LedgerEntry.objects.filter(pk=entry.pk), **values)
+
+
+@pytest.mark.parametrize("change", ["update", "delete"])
+def test_ledger_is_append_only_in_the_database(dealt_round, change):
+    from django.db import connection
+
+    if change == "delete" and connection.vendor != "postgresql":
+        pytest.skip("the embedded SQLite refuses updates only (its flush deletes rows)")
+    entries = LedgerEntry.objects.filter(kind="STAKE")
+    with pytest.raises(IntegrityError, match="append-only"):
+        with transaction.atomic():
+            if change == "update":
+                entries.update(reason="rewritten")
+            else:
+                entries.delete()
+    assert entries.get().reason == ""
