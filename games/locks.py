@@ -2,7 +2,7 @@
 
 The fixed order, from first to last, in which a transaction may take them:
 
-    game instance → seed pair → rounds (by id) → accounts (by id)
+    game instance → seed pair → rounds (by id) → accounts (by id) → the audit chain
 
 A transaction takes a suffix of this order only, so no two transactions wait on each other in a
 cycle. Rounds and accounts are always locked in ascending id order for the same reason.
@@ -10,6 +10,7 @@ On SQLite (the embedded default) ``select_for_update`` is a no-op and writes are
 database itself.
 """
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from games.choices import RoundStatus
@@ -62,3 +63,18 @@ def lock_account_balances(account_ids) -> dict:
 
     rows = Account.objects.select_for_update().filter(pk__in=set(account_ids)).order_by("pk")
     return dict(rows.values_list("pk", "balance"))
+
+
+# An arbitrary constant naming the audit chain's advisory lock.
+AUDIT_CHAIN_LOCK_KEY = 0x0BACCA7A
+
+
+def lock_audit_chain() -> None:
+    """Serialise appends to the audit hash chain until this transaction ends.
+
+    PostgreSQL: a transaction-level advisory lock. SQLite: transactions begin IMMEDIATE (see
+    settings), so the writer already holds the database's write lock.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [AUDIT_CHAIN_LOCK_KEY])

@@ -288,9 +288,14 @@ class Bet(models.Model):
 
 
 class AuditEvent(models.Model):
-    """One row of the append-only event log, written inside the transaction of the change."""
+    """One row of the append-only event log, written inside the transaction of the change.
 
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    Tamper-evident: ``hash`` is the SHA-256 of ``prev_hash`` (the previous event's hash) and this
+    event's canonical content, so altering, deleting or inserting an event breaks the chain
+    (``manage.py audit_verify`` walks it).
+    """
+
+    created_at = models.DateTimeField(db_index=True)
     actor_user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
         related_name="audit_events",
@@ -304,10 +309,16 @@ class AuditEvent(models.Model):
     reason = models.TextField(blank=True)
     request_id = models.CharField(max_length=64, blank=True)
     source_ip = models.GenericIPAddressField(null=True, blank=True)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
 
     class Meta:
         ordering = ["-id"]
         indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object_idx")]
+        constraints = [
+            models.UniqueConstraint(fields=["prev_hash"], name="audit_chain_has_no_forks"),
+            models.CheckConstraint(condition=Q(hash__regex=r"^[0-9a-f]{64}$"), name="audit_hash_hex"),
+        ]
 
     def __str__(self):
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_type} {self.object_id}"

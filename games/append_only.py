@@ -1,0 +1,45 @@
+"""Append-only tables in the database itself: triggers refuse UPDATE and DELETE of a row.
+
+On PostgreSQL both are refused. The embedded SQLite (development) refuses updates only: Django's
+flush empties tables there with DELETE, while on PostgreSQL it uses TRUNCATE, which row triggers
+do not see. Migrations call ``append_only(table)`` to get their operation.
+"""
+
+from django.db import migrations
+
+_POSTGRES_FUNCTION = """
+CREATE OR REPLACE FUNCTION refuse_change_of_append_only_row() RETURNS trigger AS $$
+BEGIN
+    RAISE EXCEPTION 'the table % is append-only: % refused', TG_TABLE_NAME, TG_OP
+        USING ERRCODE = 'integrity_constraint_violation';
+END;
+$$ LANGUAGE plpgsql;
+"""
+
+
+def _statements(table: str, vendor: str) -> tuple[list, list]:
+    trigger = f"{table}_append_only"
+    if vendor == "postgresql":
+        return (
+            [_POSTGRES_FUNCTION,
+             f"CREATE TRIGGER {trigger} BEFORE UPDATE OR DELETE ON {table} "
+             f"FOR EACH ROW EXECUTE FUNCTION refuse_change_of_append_only_row();"],
+            [f"DROP TRIGGER IF EXISTS {trigger} ON {table};"],
+        )
+    return (
+        [f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} "
+         f"BEGIN SELECT RAISE(ABORT, 'the table {table} is append-only: UPDATE refused'); END;"],
+        [f"DROP TRIGGER IF EXISTS {trigger};"],
+    )
+
+
+def append_only(table: str) -> migrations.RunPython:
+    def install(apps, schema_editor):
+        for statement in _statements(table, schema_editor.connection.vendor)[0]:
+            schema_editor.execute(statement, params=None)
+
+    def remove(apps, schema_editor):
+        for statement in _statements(table, schema_editor.connection.vendor)[1]:
+            schema_editor.execute(statement, params=None)
+
+    return migrations.RunPython(install, remove)
