@@ -10,7 +10,10 @@ class GamesConfig(AppConfig):
         from django.apps import apps
         from django.db.models.signals import post_migrate
 
+        from games import signals
         from games.roles import sync_role_groups
+
+        signals.connect()
 
         def sync_roles(sender, **kwargs):
             sync_role_groups(apps)

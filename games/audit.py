@@ -28,15 +28,23 @@ HASHED_FIELDS = (
 
 # Set by the request middleware so services can record where a change came from.
 _request_meta = contextvars.ContextVar("audit_request_meta", default={"request_id": "", "source_ip": None})
+_request_user = contextvars.ContextVar("audit_request_user", default=None)
 
 
 @contextmanager
-def request_context(request_id: str, source_ip: str | None):
-    token = _request_meta.set({"request_id": request_id, "source_ip": source_ip})
+def request_context(request_id: str, source_ip: str | None, user=None):
+    meta_token = _request_meta.set({"request_id": request_id, "source_ip": source_ip})
+    user_token = _request_user.set(user)
     try:
         yield
     finally:
-        _request_meta.reset(token)
+        _request_meta.reset(meta_token)
+        _request_user.reset(user_token)
+
+
+def request_user():
+    """The user of the request being served, if any (for changes Django makes, like a new staff user)."""
+    return _request_user.get()
 
 
 def actor_fields(actor) -> dict:

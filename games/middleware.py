@@ -17,7 +17,7 @@ class AuditRequestMiddleware:
         given = request.headers.get("X-Request-ID", "")
         request_id = given if _REQUEST_ID_RE.match(given) else uuid.uuid4().hex
         request.request_id = request_id
-        with request_context(request_id, request.META.get("REMOTE_ADDR") or None):
+        with request_context(request_id, request.META.get("REMOTE_ADDR") or None, getattr(request, "user", None)):
             response = self.get_response(request)
         response["X-Request-ID"] = request_id
         return response

@@ -110,3 +110,21 @@ def test_an_event_outside_any_transaction_still_chains(db):
     second = audit_record(actor="system:test", action="test.two", object_type="x", object_id="2")
     assert second.prev_hash == first.hash
     assert audit_chain_check() == (2, second.hash, None)
+
+
+def test_staff_changes_and_failed_logins_are_audited(client, operator):
+    from django.contrib.auth.models import Group, User
+
+    assert AuditEvent.objects.filter(action="staff.created", object_id=str(operator.pk)).exists()
+    roles = AuditEvent.objects.filter(action="staff.roles_changed", object_id=str(operator.pk)).last()
+    assert roles.after == {"groups": ["Operators"], "change": "add"}
+    operator.is_active = False
+    operator.save()
+    changed = AuditEvent.objects.get(action="staff.changed", object_id=str(operator.pk))
+    assert (changed.before["is_active"], changed.after["is_active"]) == (True, False)
+    response = client.post("/admin/login/", {"username": "mallory", "password": "guess-123"})
+    assert response.status_code == 200
+    failed = AuditEvent.objects.get(action="auth.login_failed")
+    assert failed.object_id == "mallory"
+    assert "guess-123" not in repr(failed.__dict__)
+    assert audit_chain_check()[2] is None
