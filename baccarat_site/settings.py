@@ -97,9 +97,16 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
+    # JSON only, in and out; the parser names the field that held a NaN or Infinity literal.
+    "DEFAULT_PARSER_CLASSES": ["games.api.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # Newest first by id; a cursor never counts the table.
+    "DEFAULT_PAGINATION_CLASS": "games.api.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "COERCE_DECIMAL_TO_STRING": True,
+    # Services' ValidationError -> 400 and Conflict -> 409, both as {field: [reason]}.
+    "EXCEPTION_HANDLER": "games.api.exceptions.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {
@@ -108,6 +115,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "GameStatusEnum": "games.choices.GameStatus",
+        "RoundStatusEnum": "games.choices.RoundStatus",
+        "BetStatusEnum": "games.choices.BetStatus",
+        # Bet types and outcomes are the same choice set: PLAYER, BANKER, TIE.
+        "PlayerBankerTieEnum": "games.choices.BetType",
+        "LedgerKindEnum": "settlement.choices.LedgerKind",
+    },
 }
 
 # Celery: with no broker URL, tasks run in-process through the same code (the embedded default).

@@ -1,0 +1,36 @@
+"""Errors as JSON: every 4xx body names the field (or ``detail``) and the reason.
+
+The services raise Django's ValidationError (bad input, with a dict naming the field) and
+games.errors.Conflict (a request at odds with the state of things). DRF knows neither, so this
+handler turns them into 400 and 409, and leaves every other error to DRF's own handler.
+"""
+
+from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from games.errors import Conflict
+
+
+def validation_error_detail(error: DjangoValidationError) -> dict:
+    """{field: [messages]} from a Django ValidationError, with or without a field dict."""
+    if hasattr(error, "error_dict"):
+        return {
+            (api_settings.NON_FIELD_ERRORS_KEY if field == NON_FIELD_ERRORS else field): messages
+            for field, messages in error.message_dict.items()
+        }
+    return {api_settings.NON_FIELD_ERRORS_KEY: error.messages}
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, DjangoValidationError):
+        set_rollback()
+        return Response(validation_error_detail(exc), status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, Conflict):
+        set_rollback()
+        return Response(exc.message_dict, status=status.HTTP_409_CONFLICT)
+    return drf_exception_handler(exc, context)

@@ -1,0 +1,339 @@
+"""Serializers: the API's input validation (one of the three layers: model, serializer, database)
+and its output shapes. Money is always a decimal string.
+
+No serializer reads ``SeedPair.server_seed``: a seed is shown only through
+``SeedPair.revealed_server_seed``, which is None until the pair is revealed.
+"""
+
+from collections.abc import Mapping
+from decimal import Decimal
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from games.choices import BetStatus, BetType, Outcome, RoundStatus
+from games.engine import Pf1InputError, validate_client_seed
+from games.models import Bet, GameInstance, Round, SeedPair
+from games.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, validate_positive_money
+from settlement.models import Account, LedgerEntry
+
+# --- Shared pieces ------------------------------------------------------------------------------
+
+
+class StrictInputMixin:
+    """An unknown or read-only field in the input is an error, not silently dropped: a typo such as
+    ``banker_multipler`` must not look like an accepted change."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            writable = {name for name, field in self.fields.items() if not field.read_only}
+            unknown = sorted(set(data) - writable)
+            if unknown:
+                raise serializers.ValidationError({
+                    name: ["This field cannot be changed." if name in self.fields else "Unknown field."]
+                    for name in unknown
+                })
+        return super().to_internal_value(data)
+
+
+def client_seed_field(**kwargs) -> serializers.CharField:
+    # Not trimmed: the client seed is hashed as sent, every character counts.
+    kwargs.setdefault("help_text", "1 to 64 characters of UTF-8 text, no control characters.")
+    return serializers.CharField(max_length=64, trim_whitespace=False, allow_blank=False, **kwargs)
+
+
+def checked_client_seed(value: str) -> str:
+    try:
+        return validate_client_seed(value)
+    except Pf1InputError as error:
+        raise serializers.ValidationError(error.message) from None
+
+
+def reason_field(**kwargs) -> serializers.CharField:
+    kwargs.setdefault("help_text", "Why; recorded in the audit trail.")
+    return serializers.CharField(allow_blank=False, trim_whitespace=True, max_length=2000, **kwargs)
+
+
+def money_field(**kwargs) -> serializers.DecimalField:
+    return serializers.DecimalField(max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES,
+                                    **kwargs)
+
+
+def validate_non_zero(value: Decimal) -> None:
+    if value == 0:
+        raise serializers.ValidationError("Must not be zero.")
+
+
+def validate_external_id(value: str) -> None:
+    if "/" in value:
+        raise serializers.ValidationError("Must not contain '/' (the id is part of the account's URL).")
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise serializers.ValidationError("Must not contain control characters.")
+
+
+class HandSerializer(serializers.Serializer):
+    cards = serializers.ListField(child=serializers.CharField(), help_text="Labels such as 10H, in dealt order.")
+    score = serializers.IntegerField(min_value=0, max_value=9)
+
+
+@extend_schema_field(HandSerializer(allow_null=True))
+class HandField(serializers.Field):
+    """A hand of a dealt round as ``{cards, score}``; null before the deal."""
+
+    def __init__(self, side: str, **kwargs):
+        self.side = side
+        super().__init__(source="*", read_only=True, **kwargs)
+
+    def to_representation(self, round_):
+        score = getattr(round_, f"{self.side}_score")
+        if score is None:
+            return None
+        return {"cards": list(getattr(round_, f"{self.side}_cards")), "score": score}
+
+
+# --- Game instances -----------------------------------------------------------------------------
+
+
+class GameSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = GameInstance
+        fields = [
+            "slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
+            "tie_multiplier", "min_bet", "max_bet", "currency", "created_at", "updated_at",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+
+
+def _check_bet_limits(min_bet, max_bet) -> None:
+    if min_bet is not None and max_bet is not None and min_bet > max_bet:
+        raise serializers.ValidationError({"max_bet": ["The maximum bet must be at least the minimum bet."]})
+
+
+class GameCreateSerializer(StrictInputMixin, GameSerializer):
+    """A new game instance. Field rules come from the model (validators, digits, places, choices)."""
+
+    client_seed = client_seed_field(required=False, write_only=True)
+
+    class Meta(GameSerializer.Meta):
+        fields = GameSerializer.Meta.fields + ["client_seed"]
+
+    def validate_client_seed(self, value):
+        return checked_client_seed(value)
+
+    def validate(self, attrs):
+        _check_bet_limits(attrs.get("min_bet"), attrs.get("max_bet"))
+        return attrs
+
+
+class GameUpdateSerializer(StrictInputMixin, GameSerializer):
+    """A change of configuration (PATCH): any configurable field, and a reason (required)."""
+
+    reason = reason_field(write_only=True)
+
+    class Meta(GameSerializer.Meta):
+        fields = GameSerializer.Meta.fields + ["reason"]
+        read_only_fields = ["slug", "created_at", "updated_at"]
+
+    def validate(self, attrs):
+        if "reason" not in attrs:
+            raise serializers.ValidationError({"reason": ["A reason is required."]})
+        current = self.instance
+        _check_bet_limits(attrs.get("min_bet", getattr(current, "min_bet", None)),
+                          attrs.get("max_bet", getattr(current, "max_bet", None)))
+        return attrs
+
+
+class OddsProbabilitiesSerializer(serializers.Serializer):
+    player = serializers.FloatField()
+    banker = serializers.FloatField()
+    tie = serializers.FloatField()
+
+
+class OddsSerializer(serializers.Serializer):
+    """Exact odds of a shoe and the return to player of each bet (the shape of ``manage.py odds --json``)."""
+
+    decks = serializers.IntegerField()
+    probabilities = OddsProbabilitiesSerializer()
+    rtp = OddsProbabilitiesSerializer(help_text="Expected return per unit staked, by bet type.")
+
+
+# --- Seed pairs ---------------------------------------------------------------------------------
+
+
+class ActiveSeedPairSerializer(serializers.ModelSerializer):
+    """The committed pair: its hash is public, its server seed is not."""
+
+    class Meta:
+        model = SeedPair
+        fields = ["id", "server_seed_hash", "client_seed", "next_nonce", "created_at"]
+        read_only_fields = fields
+
+
+class RevealedSeedPairSerializer(serializers.ModelSerializer):
+    server_seed = serializers.CharField(source="revealed_server_seed", read_only=True, allow_null=True)
+    rounds_played = serializers.IntegerField(source="next_nonce", read_only=True,
+                                             help_text="Nonces 0 to rounds_played - 1 were used.")
+
+    class Meta:
+        model = SeedPair
+        fields = ["id", "server_seed_hash", "server_seed", "client_seed", "rounds_played",
+                  "created_at", "revealed_at"]
+        read_only_fields = fields
+
+
+class SeedsSerializer(serializers.Serializer):
+    active = ActiveSeedPairSerializer(allow_null=True)
+    revealed = RevealedSeedPairSerializer(many=True)
+    next = serializers.URLField(allow_null=True, help_text="The next page of revealed pairs.")
+    previous = serializers.URLField(allow_null=True)
+
+
+class SeedRotateSerializer(StrictInputMixin, serializers.Serializer):
+    client_seed = client_seed_field(required=False,
+                                    help_text="The new pair's client seed; the current one when omitted.")
+
+    def validate_client_seed(self, value):
+        return checked_client_seed(value)
+
+
+class SeedRotationSerializer(serializers.Serializer):
+    revealed = RevealedSeedPairSerializer()
+    active = ActiveSeedPairSerializer()
+
+
+# --- Bets ---------------------------------------------------------------------------------------
+
+
+class BetSerializer(serializers.ModelSerializer):
+    round = serializers.IntegerField(source="round_id", read_only=True)
+    game = serializers.SlugField(source="round.game.slug", read_only=True)
+    account = serializers.CharField(source="account.external_id", read_only=True)
+    client = serializers.CharField(source="client.username", read_only=True,
+                                   help_text="The integration client that placed the bet.")
+
+    class Meta:
+        model = Bet
+        fields = ["id", "round", "game", "account", "bet_type", "stake", "multiplier", "status", "payout",
+                  "idempotency_key", "client", "placed_at", "settled_at"]
+        read_only_fields = fields
+
+
+class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):
+    account = serializers.CharField(max_length=100, help_text="The account's external id.")
+    bet_type = serializers.ChoiceField(choices=BetType.choices)
+    stake = money_field(validators=[validate_positive_money],
+                        help_text="A decimal string with at most 2 places, within the game's limits.")
+    idempotency_key = serializers.CharField(
+        max_length=100, help_text="Unique per client; a replay with the same key and content returns the "
+        "original bet, the same key with other content is refused (409).")
+
+
+class BetFilterSerializer(serializers.Serializer):
+    round = serializers.IntegerField(required=False, min_value=1, help_text="Round id.")
+    account = serializers.CharField(required=False, max_length=100, help_text="Account external id.")
+    status = serializers.ChoiceField(required=False, choices=BetStatus.choices)
+    game = serializers.SlugField(required=False, help_text="Game slug.")
+
+
+# --- Rounds -------------------------------------------------------------------------------------
+
+
+class RoundSerializer(serializers.ModelSerializer):
+    game = serializers.SlugField(source="game.slug", read_only=True)
+    server_seed_hash = serializers.CharField(source="seed_pair.server_seed_hash", read_only=True)
+    client_seed = serializers.CharField(source="seed_pair.client_seed", read_only=True)
+    cards = serializers.ListField(child=serializers.CharField(), read_only=True,
+                                  help_text="Labels in dealt order; empty before the deal.")
+    player = HandField("player")
+    banker = HandField("banker")
+
+    class Meta:
+        model = Round
+        fields = ["id", "game", "status", "nonce", "decks", "server_seed_hash", "client_seed", "cards",
+                  "player", "banker", "natural", "outcome", "opened_at", "dealt_at", "settled_at",
+                  "voided_at"]
+        read_only_fields = fields
+
+
+class RoundRecallSerializer(RoundSerializer):
+    server_seed = serializers.CharField(source="seed_pair.revealed_server_seed", read_only=True,
+                                        allow_null=True, help_text="Null until the seed pair is revealed.")
+    seed_revealed_at = serializers.DateTimeField(source="seed_pair.revealed_at", read_only=True,
+                                                 allow_null=True)
+    bets = BetSerializer(many=True, read_only=True)
+
+    class Meta(RoundSerializer.Meta):
+        fields = RoundSerializer.Meta.fields + ["server_seed", "seed_revealed_at", "void_reason", "bets"]
+        read_only_fields = fields
+
+
+class RoundFilterSerializer(serializers.Serializer):
+    game = serializers.SlugField(required=False, help_text="Game slug.")
+    status = serializers.ChoiceField(required=False, choices=RoundStatus.choices)
+
+
+class RoundVoidSerializer(StrictInputMixin, serializers.Serializer):
+    reason = reason_field()
+
+
+class RoundResultSerializer(serializers.Serializer):
+    server_seed_hash = serializers.CharField()
+    cards = serializers.ListField(child=serializers.CharField())
+    player = HandSerializer()
+    banker = HandSerializer()
+    natural = serializers.BooleanField()
+    outcome = serializers.ChoiceField(choices=Outcome.choices)
+
+
+class VerificationInputsSerializer(serializers.Serializer):
+    server_seed = serializers.CharField()
+    client_seed = serializers.CharField()
+    nonce = serializers.IntegerField()
+    decks = serializers.IntegerField()
+
+
+class VerificationSerializer(serializers.Serializer):
+    round = serializers.IntegerField()
+    verified = serializers.BooleanField(help_text="True when the recomputed round equals the stored one.")
+    mismatches = serializers.ListField(child=serializers.CharField(), help_text="Fields that differ.")
+    inputs = VerificationInputsSerializer()
+    stored = RoundResultSerializer()
+    recomputed = RoundResultSerializer()
+
+
+# --- Accounts -----------------------------------------------------------------------------------
+
+
+class AccountSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Account
+        fields = ["external_id", "currency", "balance", "created_at"]
+        read_only_fields = ["balance", "created_at"]
+
+
+class AccountCreateSerializer(StrictInputMixin, AccountSerializer):
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["external_id"].validators.append(validate_external_id)
+        return fields
+
+
+class LedgerEntrySerializer(serializers.ModelSerializer):
+    account = serializers.CharField(source="account.external_id", read_only=True)
+    bet = serializers.IntegerField(source="bet_id", read_only=True, allow_null=True)
+
+    class Meta:
+        model = LedgerEntry
+        fields = ["id", "account", "kind", "amount", "balance_after", "bet", "reason", "created_at"]
+        read_only_fields = fields
+
+
+class AccountAdjustSerializer(StrictInputMixin, serializers.Serializer):
+    amount = money_field(validators=[validate_non_zero],
+                         help_text="Signed: positive credits, negative debits. At most 2 decimal places.")
+    reason = reason_field()
+
+
+class AdjustmentSerializer(serializers.Serializer):
+    account = AccountSerializer()
+    entry = LedgerEntrySerializer()

@@ -1,0 +1,28 @@
+"""Routes of /api/v1/."""
+
+from django.urls import path
+
+from games.api import views
+
+app_name = "api"
+
+urlpatterns = [
+    path("games/", views.GameListView.as_view(), name="game-list"),
+    path("games/<slug:slug>/", views.GameDetailView.as_view(), name="game-detail"),
+    path("games/<slug:slug>/odds/", views.GameOddsView.as_view(), name="game-odds"),
+    path("games/<slug:slug>/seeds/", views.GameSeedsView.as_view(), name="game-seeds"),
+    path("games/<slug:slug>/seeds/rotate/", views.SeedRotateView.as_view(), name="game-seeds-rotate"),
+    path("games/<slug:slug>/rounds/", views.GameRoundsView.as_view(), name="game-rounds"),
+    path("rounds/", views.RoundListView.as_view(), name="round-list"),
+    path("rounds/<int:round_id>/", views.RoundDetailView.as_view(), name="round-detail"),
+    path("rounds/<int:round_id>/bets/", views.RoundBetsView.as_view(), name="round-bets"),
+    path("rounds/<int:round_id>/deal/", views.RoundDealView.as_view(), name="round-deal"),
+    path("rounds/<int:round_id>/void/", views.RoundVoidView.as_view(), name="round-void"),
+    path("rounds/<int:round_id>/verify/", views.RoundVerifyView.as_view(), name="round-verify"),
+    path("bets/", views.BetListView.as_view(), name="bet-list"),
+    path("bets/<int:bet_id>/", views.BetDetailView.as_view(), name="bet-detail"),
+    path("accounts/", views.AccountListView.as_view(), name="account-list"),
+    path("accounts/<str:external_id>/", views.AccountDetailView.as_view(), name="account-detail"),
+    path("accounts/<str:external_id>/ledger/", views.AccountLedgerView.as_view(), name="account-ledger"),
+    path("accounts/<str:external_id>/adjust/", views.AccountAdjustView.as_view(), name="account-adjust"),
+]

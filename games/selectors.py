@@ -1,0 +1,154 @@
+"""Reads: the queries the API (and anything else that shows data) uses. Writes live in services.
+
+Selectors return model instances or querysets with what their callers need already joined, so a
+page of results costs a fixed number of queries. None of them counts a whole table.
+
+The server seed of a pair leaves this module only through ``SeedPair.revealed_server_seed``
+(None until the pair is revealed).
+"""
+
+from django.db.models import Prefetch, QuerySet
+
+from games.engine import odds_report, verify_round
+from games.errors import Conflict
+from games.models import Bet, GameInstance, Round, SeedPair
+from settlement.models import Account, LedgerEntry
+
+# --- Game instances -----------------------------------------------------------------------------
+
+
+def game_list() -> QuerySet[GameInstance]:
+    return GameInstance.objects.all()
+
+
+def game_get(*, slug: str) -> GameInstance:
+    """The game with this slug; GameInstance.DoesNotExist when there is none."""
+    return GameInstance.objects.get(slug=slug)
+
+
+def game_odds(*, game: GameInstance) -> dict:
+    """Exact odds and return to player of the game's current configuration (``manage.py odds --json``)."""
+    return odds_report(game.decks, game.multipliers)
+
+
+# --- Seed pairs ---------------------------------------------------------------------------------
+
+
+def seed_pair_active(*, game: GameInstance) -> SeedPair | None:
+    return SeedPair.objects.filter(game=game, revealed_at__isnull=True).first()
+
+
+def seed_pairs_revealed(*, game: GameInstance) -> QuerySet[SeedPair]:
+    """The game's revealed pairs, most recently revealed first."""
+    return SeedPair.objects.filter(game=game, revealed_at__isnull=False).order_by("-revealed_at", "-id")
+
+
+# --- Rounds -------------------------------------------------------------------------------------
+
+
+def round_list(*, filters: dict | None = None) -> QuerySet[Round]:
+    """Rounds, newest first. Filters: ``game`` (slug), ``status``."""
+    filters = filters or {}
+    rounds = Round.objects.select_related("game", "seed_pair").order_by("-id")
+    if filters.get("game"):
+        rounds = rounds.filter(game__slug=filters["game"])
+    if filters.get("status"):
+        rounds = rounds.filter(status=filters["status"])
+    return rounds
+
+
+def round_get(*, round_id: int) -> Round:
+    """The round with its game and seed pair; Round.DoesNotExist when there is none."""
+    return Round.objects.select_related("game", "seed_pair").get(pk=round_id)
+
+
+def round_recall(*, round_id: int) -> Round:
+    """The round as recalled for support: with its game, seed pair and every bet (oldest first)."""
+    bets = Bet.objects.select_related("account", "client").order_by("id")
+    return (
+        Round.objects.select_related("game", "seed_pair")
+        .prefetch_related(Prefetch("bets", queryset=bets))
+        .get(pk=round_id)
+    )
+
+
+def _stored_result(round_: Round) -> dict:
+    return {
+        "server_seed_hash": round_.seed_pair.server_seed_hash,
+        "cards": list(round_.cards),
+        "player": {"cards": list(round_.player_cards), "score": round_.player_score},
+        "banker": {"cards": list(round_.banker_cards), "score": round_.banker_score},
+        "natural": round_.natural,
+        "outcome": round_.outcome,
+    }
+
+
+def round_verification(*, round_: Round) -> dict:
+    """Recompute a dealt round from its revealed seed pair with the engine and compare.
+
+    A Conflict while the pair is unrevealed (the seed is still secret) or when the round was
+    never dealt (voided while open: there is nothing stored to compare).
+    """
+    pair = round_.seed_pair
+    server_seed = pair.revealed_server_seed
+    if server_seed is None:
+        raise Conflict("server_seed", "The round's seed pair is not revealed yet; rotate the game's "
+                       "seeds to reveal it, then verify.", code="seed_unrevealed")
+    if not round_.cards:
+        raise Conflict("round", f"The round is {round_.status} and was never dealt; there is nothing "
+                       "to verify.", code="round_not_dealt")
+    stored = _stored_result(round_)
+    recomputed = verify_round(server_seed, pair.client_seed, round_.nonce, round_.decks)
+    mismatches = sorted(key for key in stored if stored[key] != recomputed.get(key))
+    return {
+        "round": round_.pk,
+        "verified": not mismatches,
+        "mismatches": mismatches,
+        "inputs": {
+            "server_seed": server_seed,
+            "client_seed": pair.client_seed,
+            "nonce": round_.nonce,
+            "decks": round_.decks,
+        },
+        "stored": stored,
+        "recomputed": recomputed,
+    }
+
+
+# --- Bets ---------------------------------------------------------------------------------------
+
+
+def bet_list(*, filters: dict | None = None) -> QuerySet[Bet]:
+    """Bets, newest first. Filters: ``round`` (id), ``account`` (external id), ``status``, ``game`` (slug)."""
+    filters = filters or {}
+    bets = Bet.objects.select_related("round__game", "account", "client").order_by("-id")
+    if filters.get("round") is not None:
+        bets = bets.filter(round_id=filters["round"])
+    if filters.get("account"):
+        bets = bets.filter(account__external_id=filters["account"])
+    if filters.get("status"):
+        bets = bets.filter(status=filters["status"])
+    if filters.get("game"):
+        bets = bets.filter(round__game__slug=filters["game"])
+    return bets
+
+
+def bet_get(*, bet_id: int) -> Bet:
+    return Bet.objects.select_related("round__game", "account", "client").get(pk=bet_id)
+
+
+# --- Accounts -----------------------------------------------------------------------------------
+
+
+def account_list() -> QuerySet[Account]:
+    return Account.objects.all()
+
+
+def account_get(*, external_id: str) -> Account:
+    """The account with this external id; Account.DoesNotExist when there is none."""
+    return Account.objects.get(external_id=external_id)
+
+
+def account_ledger(*, account: Account) -> QuerySet[LedgerEntry]:
+    """The account's ledger, newest entry first."""
+    return LedgerEntry.objects.filter(account=account).select_related("account").order_by("-id")

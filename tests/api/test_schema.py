@@ -1,0 +1,49 @@
+"""The OpenAPI 3 schema and the Swagger UI, which must work with no internet."""
+
+import re
+
+import pytest
+from django.contrib.staticfiles import finders
+from django.core.management import call_command
+
+from games.api import urls as api_urls
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_schema_is_openapi_3_and_covers_every_endpoint(api_as):
+    response = api_as(None).get("/api/schema/", {"format": "json"})
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    assert set(schema["components"]["securitySchemes"]) >= {"tokenAuth", "cookieAuth"}
+    documented = {(path, method.upper()) for path, operations in schema["paths"].items() for method in operations}
+    for pattern in api_urls.urlpatterns:
+        path = "/api/v1/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", str(pattern.pattern))
+        for method in pattern.callback.view_class.required_permissions:
+            assert (path, method) in documented, (path, method)
+
+
+def test_money_is_documented_as_decimal_strings(api_as):
+    schema = api_as(None).get("/api/schema/", {"format": "json"}).json()
+    stake = schema["components"]["schemas"]["Bet"]["properties"]["stake"]
+    assert stake["type"] == "string" and stake["format"] == "decimal"
+
+
+def test_the_schema_generates_without_warnings(tmp_path):
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml"))
+    assert (tmp_path / "schema.yaml").read_text().startswith("openapi: 3.")
+
+
+def test_the_docs_reference_only_local_static_files(api_as):
+    response = api_as(None).get("/api/docs/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "swagger-ui" in html
+    assert not re.search(r"https?://|//cdn|unpkg|jsdelivr", html), "the docs must not load anything remote"
+    references = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert references
+    for reference in references:
+        assert reference.startswith("/static/"), reference
+        assert finders.find(reference.removeprefix("/static/")), f"{reference} is not a local static file"
+    assert '"/api/schema/"' in html
