@@ -47,40 +47,58 @@ def _falling(n: int, k: int) -> int:
     return product
 
 
-# winner() of every pair of final scores, looked up in the inner loops.
-_WINNER = tuple(tuple(winner(p, b) for b in range(10)) for p in range(10))
+# winner() of every pair of final scores, as an index into Outcome.ALL, looked up in the loops.
+_WINNER = tuple(tuple(Outcome.ALL.index(winner(p, b)) for b in range(10)) for p in range(10))
+# The same, by the value (0–9) of the Banker's third card: [player final][banker two-card][value].
+_WINNER_AFTER_BANKER_THIRD = tuple(
+    tuple(tuple(_WINNER[p][(b + w) % 10] for w in range(10)) for b in range(10)) for p in range(10)
+)
 
 
 @lru_cache(maxsize=8)
 def exact_odds(decks: int) -> Odds:
     counts = _value_counts(decks)
     total = CARDS_PER_DECK * decks
-    wins = {Outcome.PLAYER: 0, Outcome.BANKER: 0, Outcome.TIE: 0}
+    wins = [0] * len(Outcome.ALL)  # ordered six-card deals, by outcome in the order of Outcome.ALL
     # Ways to fill the unused positions after 4 or 5 cards, so every round counts as six cards.
     fill_after_four = (total - 4) * (total - 5)
     fill_after_five = total - 5
+    # For a Player's final score and a Banker's two-card score: the cards of the full shoe that
+    # would give each outcome as the Banker's third card.
+    shoe_tally = [[[0] * len(Outcome.ALL) for _b in range(10)] for _p in range(10)]
+    for p in range(10):
+        for b in range(10):
+            for w, outcome in enumerate(_WINNER_AFTER_BANKER_THIRD[p][b]):
+                shoe_tally[p][b][outcome] += counts[w]
     pairs = [(a, b) for a in range(10) for b in range(a, 10)]
     for pa, pb in pairs:
         for ba, bb in pairs:
-            # Ordered ways to deal these two hands at positions 1–4: each hand's two orders, times
-            # the falling counts of each value over the four cards.
-            used = [0] * 10
-            for v in (pa, pb, ba, bb):
-                used[v] += 1
-            ways = (1 if pa == pb else 2) * (1 if ba == bb else 2)
-            for v in {pa, pb, ba, bb}:
-                ways *= _falling(counts[v], used[v])
+            # Ordered ways to deal these values at positions 1–4 (each hand's two cards in either
+            # order): the cards of each value still left, multiplied as the four are taken out.
+            left = counts.copy()
+            ways = left[pa]
+            left[pa] -= 1
+            ways *= left[pb]
+            left[pb] -= 1
+            ways *= left[ba]
+            left[ba] -= 1
+            ways *= left[bb]
+            left[bb] -= 1
+            if pa != pb:
+                ways *= 2
+            if ba != bb:
+                ways *= 2
             if not ways:
                 continue
-            left = [counts[v] - (pa == v) - (pb == v) - (ba == v) - (bb == v) for v in range(10)]
             player = (pa + pb) % 10
             banker = (ba + bb) % 10
             if player in NATURAL_SCORES or banker in NATURAL_SCORES:
                 wins[_WINNER[player][banker]] += ways * fill_after_four
             elif not PLAYER_DRAWS[player]:
                 if BANKER_DRAWS_WHEN_PLAYER_STOOD[banker]:
-                    for v in range(10):
-                        wins[_WINNER[player][(banker + v) % 10]] += ways * left[v] * fill_after_five
+                    via = ways * fill_after_five
+                    for outcome, cards in zip(_WINNER_AFTER_BANKER_THIRD[player][banker], left):
+                        wins[outcome] += via * cards
                 else:
                     wins[_WINNER[player][banker]] += ways * fill_after_four
             else:
@@ -90,20 +108,28 @@ def exact_odds(decks: int) -> Odds:
                     player_final = (player + v) % 10
                     via = ways * left[v]
                     if banker_draws_after_player(banker, v):
-                        left[v] -= 1
-                        outcome_of = _WINNER[player_final]
-                        for w in range(10):
-                            wins[outcome_of[(banker + w) % 10]] += via * left[w]
-                        left[v] += 1
+                        # The cards left for the Banker's third, tallied by the outcome each gives:
+                        # the whole shoe's tally less the five cards already dealt.
+                        outcome_of = _WINNER_AFTER_BANKER_THIRD[player_final][banker]
+                        tally = shoe_tally[player_final][banker].copy()
+                        tally[outcome_of[pa]] -= 1
+                        tally[outcome_of[pb]] -= 1
+                        tally[outcome_of[ba]] -= 1
+                        tally[outcome_of[bb]] -= 1
+                        tally[outcome_of[v]] -= 1
+                        wins[0] += via * tally[0]
+                        wins[1] += via * tally[1]
+                        wins[2] += via * tally[2]
                     else:
                         wins[_WINNER[player_final][banker]] += via * fill_after_five
     denominator = _falling(total, 6)
-    assert sum(wins.values()) == denominator, "every ordered six-card deal is counted once"
+    assert sum(wins) == denominator, "every ordered six-card deal is counted once"
+    ways_of = dict(zip(Outcome.ALL, wins))
     return Odds(
         decks=decks,
-        player=Fraction(wins[Outcome.PLAYER], denominator),
-        banker=Fraction(wins[Outcome.BANKER], denominator),
-        tie=Fraction(wins[Outcome.TIE], denominator),
+        player=Fraction(ways_of[Outcome.PLAYER], denominator),
+        banker=Fraction(ways_of[Outcome.BANKER], denominator),
+        tie=Fraction(ways_of[Outcome.TIE], denominator),
     )
 
 

@@ -2,7 +2,7 @@
 
 from typing import NamedTuple
 
-from .cards import MAX_DECKS, VALUES, card_label, card_value
+from .cards import LABELS, MAX_DECKS, VALUES, card_value
 
 
 class Outcome:
@@ -41,12 +41,10 @@ BANKER_TABLEAU = {
     7: (frozenset(),                               frozenset(range(10))),
 }
 
-# Flattened for the deal: (banker score, player's third card value) → draws?
-_BANKER_DRAWS_AFTER_PLAYER = {
-    (score, value): value in draws
-    for score, (draws, _stands) in BANKER_TABLEAU.items()
-    for value in range(10)
-}
+# Flattened for the deal: [banker score][player's third card value] → draws?
+_BANKER_DRAWS_AFTER_PLAYER = tuple(
+    tuple(value in BANKER_TABLEAU[score][0] for value in range(10)) for score in range(8)
+)
 
 
 def winner(player_score: int, banker_score: int) -> str:
@@ -59,7 +57,7 @@ def winner(player_score: int, banker_score: int) -> str:
 
 
 def banker_draws_after_player(banker_score: int, player_third_value: int) -> bool:
-    return _BANKER_DRAWS_AFTER_PLAYER[banker_score, player_third_value]
+    return _BANKER_DRAWS_AFTER_PLAYER[banker_score][player_third_value]
 
 
 class RoundResult(NamedTuple):
@@ -75,53 +73,76 @@ class RoundResult(NamedTuple):
 
     @property
     def cards(self) -> list:
-        return [card_label(i) for i in self.card_indices]
+        return [_SHOE_LABELS[i] for i in self.card_indices]
 
     def as_dict(self) -> dict:
         """The round in the form of `expected` in pf1-vectors.json (without the seed hash)."""
+        labels = _SHOE_LABELS
         return {
-            "cards": self.cards,
-            "player": {"cards": [card_label(i) for i in self.player_indices], "score": self.player_score},
-            "banker": {"cards": [card_label(i) for i in self.banker_indices], "score": self.banker_score},
+            "cards": [labels[i] for i in self.card_indices],
+            "player": {"cards": [labels[i] for i in self.player_indices], "score": self.player_score},
+            "banker": {"cards": [labels[i] for i in self.banker_indices], "score": self.banker_score},
             "natural": self.natural,
             "outcome": self.outcome,
         }
 
 
-# The value of every card index of the largest shoe, so the deal needs no modulo.
+# The value and the label (card_value, card_label) of every card index of the largest shoe, so the
+# deal needs no modulo.
 _SHOE_VALUES = VALUES * MAX_DECKS
+_SHOE_LABELS = LABELS * MAX_DECKS
+
+# winner() of every pair of final scores, looked up by the deal.
+_WINNERS = tuple(tuple(winner(p, b) for b in range(10)) for p in range(10))
+
+# RoundResult(...) without the Python-level __new__ that NamedTuple generates (which does just
+# this): the deal builds one result per round. The fields go as one tuple, in declaration order.
+_new_result = tuple.__new__
 
 
 def play(deal) -> RoundResult:
-    """Deal one round; ``deal(count)`` returns the next ``count`` cards of the shoe (4 to 6 in all)."""
+    """Deal one round; ``deal(count)`` returns the next ``count`` cards of the shoe."""
+    return play_positions(*deal(6))
+
+
+def play_positions(c1: int, c2: int, c3: int, c4: int, c5: int, c6: int) -> RoundResult:
+    """The round dealt from a shoe whose first six positions (after the cut) hold these cards.
+
+    Positions 1 and 3 go to the Player, 2 and 4 to the Banker; position 5 is the first third card
+    (the Player's if the Player draws, else the Banker's), position 6 the Banker's third card after
+    the Player drew. A round deals 4 to 6 of them; those it does not deal are simply not used.
+    """
     value = _SHOE_VALUES
-    p1, b1, p2, b2 = deal(4)
-    player_score = (value[p1] + value[p2]) % 10
-    banker_score = (value[b1] + value[b2]) % 10
-    natural = player_score in NATURAL_SCORES or banker_score in NATURAL_SCORES
-    player = (p1, p2)
-    banker = (b1, b2)
-    if not natural:
-        if PLAYER_DRAWS[player_score]:
-            (third,) = deal(1)
-            player = (p1, p2, third)
-            player_score = (player_score + value[third]) % 10
-            banker_draws = _BANKER_DRAWS_AFTER_PLAYER[banker_score, value[third]]
-        else:
-            banker_draws = BANKER_DRAWS_WHEN_PLAYER_STOOD[banker_score]
-        if banker_draws:
-            (third,) = deal(1)
-            banker = (b1, b2, third)
-            banker_score = (banker_score + value[third]) % 10
-    return RoundResult(
-        (p1, b1, p2, b2) + player[2:] + banker[2:],
-        player,
-        banker,
-        player_score,
-        banker_score,
-        natural,
-        winner(player_score, banker_score),
-    )
+    player_score = (value[c1] + value[c3]) % 10
+    banker_score = (value[c2] + value[c4]) % 10
+    if player_score in NATURAL_SCORES or banker_score in NATURAL_SCORES:
+        return _new_result(RoundResult, (
+            (c1, c2, c3, c4), (c1, c3), (c2, c4), player_score, banker_score, True,
+            _WINNERS[player_score][banker_score],
+        ))
+    if PLAYER_DRAWS[player_score]:
+        player_third = value[c5]
+        player_score = (player_score + player_third) % 10
+        if _BANKER_DRAWS_AFTER_PLAYER[banker_score][player_third]:
+            banker_score = (banker_score + value[c6]) % 10
+            return _new_result(RoundResult, (
+                (c1, c2, c3, c4, c5, c6), (c1, c3, c5), (c2, c4, c6), player_score, banker_score,
+                False, _WINNERS[player_score][banker_score],
+            ))
+        return _new_result(RoundResult, (
+            (c1, c2, c3, c4, c5), (c1, c3, c5), (c2, c4), player_score, banker_score, False,
+            _WINNERS[player_score][banker_score],
+        ))
+    if BANKER_DRAWS_WHEN_PLAYER_STOOD[banker_score]:
+        banker_score = (banker_score + value[c5]) % 10
+        return _new_result(RoundResult, (
+            (c1, c2, c3, c4, c5), (c1, c3), (c2, c4, c5), player_score, banker_score, False,
+            _WINNERS[player_score][banker_score],
+        ))
+    return _new_result(RoundResult, (
+        (c1, c2, c3, c4), (c1, c3), (c2, c4), player_score, banker_score, False,
+        _WINNERS[player_score][banker_score],
+    ))
 
 
 def third_card_reasons(result: RoundResult) -> list:
