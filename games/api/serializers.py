@@ -267,9 +267,12 @@ class RoundRecallSerializer(RoundSerializer):
         read_only_fields = fields
 
 
-class RoundFilterSerializer(serializers.Serializer):
-    game = serializers.SlugField(required=False, help_text="Game slug.")
+class GameRoundFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(required=False, choices=RoundStatus.choices)
+
+
+class RoundFilterSerializer(GameRoundFilterSerializer):
+    game = serializers.SlugField(required=False, help_text="Game slug.")
 
 
 class RoundVoidSerializer(StrictInputMixin, serializers.Serializer):

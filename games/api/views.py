@@ -152,10 +152,12 @@ class GameRoundsView(ApiView):
     required_permissions = {"GET": "games.view_round", "POST": "games.open_round"}
 
     @extend_schema(tags=["rounds"], summary="The game's rounds, newest first",
-                   responses={200: s.RoundSerializer(many=True), **READ_ERRORS, **NOT_FOUND})
+                   parameters=[s.GameRoundFilterSerializer],
+                   responses={200: s.RoundSerializer(many=True), **ERRORS, **NOT_FOUND})
     def get(self, request, slug):
         game = get_or_404(selectors.game_get, slug=slug)
-        return self.paginate(selectors.round_list(filters={"game": game.slug}), s.RoundSerializer)
+        filters = {**validated(s.GameRoundFilterSerializer, request.query_params), "game": game.slug}
+        return self.paginate(selectors.round_list(filters=filters), s.RoundSerializer)
 
     @extend_schema(tags=["rounds"], summary="Open a round on the game's active seed pair",
                    request=None, responses={201: s.RoundSerializer, **ERRORS, **NOT_FOUND, **CONFLICT})

@@ -267,6 +267,9 @@ class TestList:
     def test_the_games_rounds(self, as_support, rounds):
         body = as_support.get(f"{API}/games/main-table/rounds/").json()
         assert [item["id"] for item in body["results"]] == [round_.pk for round_ in reversed(rounds[:5])]
+        dealt = as_support.get(f"{API}/games/main-table/rounds/", {"status": "DEALT"}).json()["results"]
+        assert [item["id"] for item in dealt] == [rounds[4].pk, rounds[2].pk, rounds[0].pk]
+        assert_names_field(as_support.get(f"{API}/games/main-table/rounds/", {"status": "x"}), 400, "status")
         assert as_support.get(f"{API}/games/nope/rounds/").status_code == 404
 
     @pytest.mark.parametrize("params,field", [({"status": "DONE"}, "status"), ({"game": "not a slug"}, "game")])
