@@ -41,14 +41,20 @@ def _checked_client_seed(client_seed) -> str:
 
 # --- Game instances -----------------------------------------------------------------------------
 
-@transaction.atomic
 def game_create(*, actor, client_seed: str | None = None, **fields) -> GameInstance:
-    game = GameInstance(**fields)
-    game.full_clean()
-    game.save()
-    audit_record(actor=actor, action="game.created", obj=game, after=game.configuration())
-    _seed_pair_start(game=game, client_seed=client_seed)
-    return game
+    try:
+        with transaction.atomic():
+            game = GameInstance(**fields)
+            game.full_clean()
+            game.save()
+            audit_record(actor=actor, action="game.created", obj=game, after=game.configuration())
+            _seed_pair_start(game=game, client_seed=client_seed)
+            return game
+    except IntegrityError:
+        # Two requests created the same slug at once; the database kept one.
+        if GameInstance.objects.filter(slug=fields.get("slug")).exists():
+            raise ValidationError({"slug": "Game instance with this Slug already exists."}) from None
+        raise
 
 
 @transaction.atomic

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -44,14 +44,20 @@ def ledger_post(*, account: Account, bet, kind: str, amount: Decimal, reason: st
                                       balance_after=account.balance, reason=reason)
 
 
-@transaction.atomic
 def account_create(*, actor, external_id: str, currency: str = "USD") -> Account:
-    account = Account(external_id=external_id, currency=currency)
-    account.full_clean()
-    account.save()
-    audit_record(actor=actor, action="account.created", obj=account,
-                 after={"external_id": external_id, "currency": currency})
-    return account
+    try:
+        with transaction.atomic():
+            account = Account(external_id=external_id, currency=currency)
+            account.full_clean()
+            account.save()
+            audit_record(actor=actor, action="account.created", obj=account,
+                         after={"external_id": external_id, "currency": currency})
+            return account
+    except IntegrityError:
+        # Two requests created the same account at once; the database kept one.
+        if Account.objects.filter(external_id=external_id).exists():
+            raise ValidationError({"external_id": "Account with this External id already exists."}) from None
+        raise
 
 
 def _parse_amount(amount) -> Decimal:
