@@ -18,4 +18,6 @@ class GamesConfig(AppConfig):
         def sync_roles(sender, **kwargs):
             sync_role_groups(apps)
 
-        post_migrate.connect(sync_roles, sender=self, dispatch_uid="games.sync_role_groups")
+        # After every app's post_migrate, not only this one's: the permissions of apps migrated
+        # later (created by their own post_migrate) must reach the groups too.
+        post_migrate.connect(sync_roles, weak=False, dispatch_uid="games.sync_role_groups")

@@ -10,13 +10,17 @@ from games.choices import Role
 READ_ALL = [
     "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
     "games.view_auditevent", "settlement.view_account", "settlement.view_ledgerentry",
+    "settlement.view_settlementbatch",
 ]
 
 ROLE_PERMISSIONS = {
     Role.OPERATOR: READ_ALL + [
         "games.add_gameinstance", "games.change_gameinstance", "games.rotate_seeds",
         "games.void_round", "games.verify_round",
-        "settlement.add_account", "settlement.adjust_account",
+        "settlement.add_account", "settlement.adjust_account", "settlement.request_sweep",
+        "django_celery_beat.view_periodictask", "django_celery_beat.change_periodictask",
+        "django_celery_beat.view_intervalschedule", "django_celery_beat.add_intervalschedule",
+        "django_celery_beat.view_crontabschedule", "django_celery_beat.add_crontabschedule",
     ],
     Role.SUPPORT: READ_ALL + ["games.verify_round"],
     Role.INTEGRATION: [

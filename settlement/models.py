@@ -88,6 +88,7 @@ class SettlementBatch(models.Model):
     class Meta:
         ordering = ["-id"]
         verbose_name_plural = "settlement batches"
+        permissions = [("request_sweep", "Can request a settlement sweep")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(outcome__in=["running", "ok", "failed"]), name="batch_outcome_valid"
