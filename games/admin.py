@@ -1,0 +1,753 @@
+"""The operator back-office in the Django admin: games, seed pairs, rounds, bets and the audit trail.
+
+Every write goes through ``games.services`` with the signed-in user as the actor, so the admin
+writes exactly what the API writes, audited the same way. Permissions come from the role groups
+(``games.roles``); pages a role can only view are read-only.
+
+The server seed of an unrevealed pair never reaches a page: no admin shows the ``server_seed``
+field (only ``SeedPair.revealed_server_seed``), none searches it, and no admin accepts a URL lookup
+on it (``?server_seed__startswith=`` would otherwise make the changelist an oracle for it).
+"""
+
+import json
+from decimal import Decimal
+
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.admin.utils import quote, unquote
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError
+from django.db.models import Count, Sum
+from django.db.models.constants import LOOKUP_SEP
+from django.http import HttpResponseRedirect, JsonResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
+from django.utils.safestring import mark_safe
+
+from games import services
+from games.choices import RoundStatus
+from games.engine import RoundResult, label_symbol, play_round, third_card_reasons
+from games.engine.cards import LABELS
+from games.errors import Conflict
+from games.forms import GameInstanceForm, ReasonForm, RotateSeedForm, rtp_preview
+from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
+from settlement.services import MAX_SETTLEMENT_FAILURES
+
+admin.site.site_header = "Baccarat back-office"
+admin.site.site_title = "Baccarat back-office"
+admin.site.index_title = "Operations"
+
+SECRET_FIELD = "server_seed"
+RED_SUITS = ("D", "H")
+EMPTY = "—"
+
+
+# --- Shared pieces (settlement.admin uses them too) ------------------------------------------------
+
+def admin_url(obj, action: str = "change") -> str:
+    opts = obj._meta
+    return reverse(f"admin:{opts.app_label}_{opts.model_name}_{action}", args=[quote(obj.pk)])
+
+
+def changelist_url(model, **params) -> str:
+    opts = model._meta
+    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+    return f"{url}?{urlencode(params)}" if params else url
+
+
+def link(obj, text=None):
+    if obj is None:
+        return EMPTY
+    return format_html('<a href="{}">{}</a>', admin_url(obj), text if text is not None else obj)
+
+
+def card_html(label: str):
+    colour = "red" if label[-1] in RED_SUITS else "black"
+    return format_html('<span class="pf-card pf-card-{}">{}</span>', colour, label_symbol(label))
+
+
+def cards_html(labels):
+    if not labels:
+        return EMPTY
+    return format_html('<span class="pf-cards">{}</span>',
+                       format_html_join(" ", "{}", ((card_html(label),) for label in labels)))
+
+
+def money(value) -> str:
+    """An amount with its two decimal places (SQLite aggregates drop them)."""
+    return f"{Decimal(value or 0):.2f}"
+
+
+def json_html(value):
+    if value in (None, "", {}, []):
+        return EMPTY
+    return format_html('<pre class="pf-json">{}</pre>', json.dumps(value, indent=2, sort_keys=True,
+                                                                 ensure_ascii=False))
+
+
+def service_error_messages(error) -> dict:
+    """A ValidationError or Conflict as {field or None: [messages]}."""
+    if isinstance(error, Conflict):
+        return error.message_dict
+    if hasattr(error, "error_dict"):
+        return error.message_dict
+    return {None: error.messages}
+
+
+def service_error_text(error) -> str:
+    parts = []
+    for field, field_messages in service_error_messages(error).items():
+        text = " ".join(str(message) for message in field_messages)
+        parts.append(f"{field.replace('_', ' ')}: {text}" if field and field != "__all__" else text)
+    return "; ".join(parts)
+
+
+class BackOfficeAdmin(admin.ModelAdmin):
+    """Base of every back-office admin.
+
+    - No URL lookup touches the server seed (see the module docstring).
+    - A numeric search term also matches the primary key (and ``numeric_search_fields``) exactly,
+      by index, instead of a text match over an integer column.
+    - Nothing is ever deleted from the back-office: records are retired, voided or reversed.
+    """
+
+    numeric_search_fields: tuple = ()
+    max_int_search_digits = 18
+
+    class Media:
+        css = {"all": ("games/admin.css",)}
+
+    def lookup_allowed(self, lookup, value, request=None):
+        if SECRET_FIELD in lookup.split(LOOKUP_SEP):
+            return False
+        return super().lookup_allowed(lookup, value, request)
+
+    def get_search_results(self, request, queryset, search_term):
+        base = queryset
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        if self.get_search_fields(request):
+            queryset, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        else:
+            queryset, may_have_duplicates = base.none(), False
+        if term.isdigit() and len(term) <= self.max_int_search_digits:
+            for field in ("pk", *self.numeric_search_fields):
+                queryset = queryset | base.filter(**{field: int(term)})
+        return queryset, may_have_duplicates
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def action_form_response(self, request, *, title, form, objects, submit_label, description="",
+                             action=None, queryset=None, original=None, cancel_url=None, details=None):
+        """The intermediate page of an action that asks for input (a reason, an amount)."""
+        context = {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "opts": self.opts,
+            "form": form,
+            "objects": objects,
+            "description": description,
+            "details": details or [],
+            "submit_label": submit_label,
+            "action": action,
+            "queryset": queryset if queryset is not None else [],
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "original": original,
+            "cancel_url": cancel_url or (admin_url(original) if original is not None
+                                         else changelist_url(self.model)),
+            "media": self.media + form.media,
+        }
+        return TemplateResponse(request, "admin/backoffice/action_form.html", context)
+
+
+class ReadOnlyAdmin(BackOfficeAdmin):
+    """Viewable by those with the view permission; nobody adds or changes rows here by hand."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+# --- Game instances -------------------------------------------------------------------------------
+
+class ServiceRejected(Exception):
+    """A service refused a write the form had validated; the form is shown again with its errors."""
+
+    def __init__(self, errors: dict):
+        super().__init__(errors)
+        self.errors = errors
+
+
+@admin.register(GameInstance)
+class GameInstanceAdmin(BackOfficeAdmin):
+    form = GameInstanceForm
+    list_display = ("slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
+                    "tie_multiplier", "rtp_summary", "min_bet", "max_bet", "currency", "updated_at")
+    list_display_links = ("slug", "name")
+    list_filter = ("status", "decks", "currency")
+    search_fields = ("slug", "name")
+    search_help_text = "Slug or name; a number matches the id."
+    actions = ["rotate_seeds"]
+
+    class Media:
+        js = ("games/rtp_preview.js",)
+
+    # Fieldsets: the RTP panel follows the one named PAYOUTS (see the change_form template).
+    PAYOUTS = "Shoe and payouts"
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = [
+            (None, {"fields": ("slug", "name", "status")}),
+            (self.PAYOUTS, {"fields": ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier")}),
+            ("Bets", {"fields": ("min_bet", "max_bet", "currency")}),
+        ]
+        if obj is None:
+            fieldsets.append(("Provably fair", {"fields": ("client_seed",)}))
+            return fieldsets
+        if self.has_change_permission(request, obj):
+            fieldsets.append(("Reason for the change", {"fields": ("reason",)}))
+        fieldsets.append(("Provably fair", {"fields": ("active_seed_pair", "revealed_seed_pairs")}))
+        fieldsets.append(("Record", {"fields": ("id", "rounds_link", "created_at", "updated_at")}))
+        return fieldsets
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        return ("slug", "id", "rounds_link", "active_seed_pair", "revealed_seed_pairs", "created_at",
+                "updated_at")
+
+    def get_prepopulated_fields(self, request, obj=None):
+        return {"slug": ("name",)} if obj is None else {}
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
+        errors = getattr(request, "_game_service_errors", None)
+        if errors:
+            class FormWithServiceErrors(form):
+                service_errors = errors
+
+            return FormWithServiceErrors
+        return form
+
+    # Writes: through the services, with the signed-in user as the actor.
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        try:
+            if change:
+                game = services.game_update(game_id=obj.pk, actor=request.user, reason=data.get("reason", ""),
+                                            changes=form.configuration())
+            else:
+                game = services.game_create(actor=request.user, client_seed=data.get("client_seed"),
+                                            slug=data["slug"], **form.configuration())
+        except (ValidationError, Conflict) as error:
+            raise ServiceRejected(service_error_messages(error)) from error
+        except IntegrityError as error:
+            raise ServiceRejected({None: [f"The game could not be saved: {error}"]}) from error
+        obj.pk = game.pk
+        obj.refresh_from_db()
+
+    def save_related(self, request, form, formsets, change):
+        pass  # no relations are edited here; the services wrote everything
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ServiceRejected as rejected:
+            # The transaction of the first attempt was rolled back: show the form again, with the
+            # service's errors on their fields.
+            request._game_service_errors = rejected.errors
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def construct_change_message(self, request, form, formsets, add=False):
+        message = super().construct_change_message(request, form, formsets, add)
+        reason = form.cleaned_data.get("reason")
+        if reason and message:
+            message.append({"reason": reason})
+        return message
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        form = context["adminform"].form
+
+        def value(name):
+            if name in form.fields:
+                return form[name].value()
+            return getattr(obj, name) if obj is not None else form.fields.get(name)
+
+        context["rtp_preview"] = rtp_preview(
+            decks=value("decks"), player=value("player_multiplier"), banker=value("banker_multiplier"),
+            tie=value("tie_multiplier"),
+        )
+        context["rtp_preview_url"] = reverse("admin:games_gameinstance_rtp_preview")
+        context["rtp_fieldset"] = self.PAYOUTS
+        if obj is not None and self.has_rotate_seeds_permission(request, obj):
+            context["rotate_seed_url"] = reverse("admin:games_gameinstance_rotate_seed", args=[quote(obj.pk)])
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    # Read-only displays.
+
+    @admin.display(description="Return to player")
+    def rtp_summary(self, obj):
+        preview = rtp_preview(decks=obj.decks, player=obj.player_multiplier, banker=obj.banker_multiplier,
+                              tie=obj.tie_multiplier)
+        if not preview["ok"]:
+            return EMPTY
+        return format_html_join(
+            " · ", '<span class="{}" title="house edge {} %">{} {} %</span>',
+            (("pf-rtp-over" if bet["over_100"] else "pf-rtp", bet["house_edge"], bet["label"][0], bet["rtp"])
+             for bet in preview["bets"]),
+        )
+
+    @admin.display(description="Active seed pair")
+    def active_seed_pair(self, obj):
+        pair = obj.seed_pairs.filter(revealed_at__isnull=True).first()
+        if pair is None:
+            return EMPTY
+        return format_html(
+            'Server seed hash <code>{}</code><br>Client seed <code>{}</code> · next nonce {} · committed {}'
+            '<br><a href="{}">Seed pair details</a>',
+            pair.server_seed_hash, pair.client_seed, pair.next_nonce, pair.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            admin_url(pair),
+        )
+
+    @admin.display(description="Revealed seed pairs (latest 5)")
+    def revealed_seed_pairs(self, obj):
+        pairs = list(obj.seed_pairs.filter(revealed_at__isnull=False).order_by("-revealed_at", "-id")[:5])
+        if not pairs:
+            return "None yet: rotate the seed to reveal the active pair."
+        rows = format_html_join(
+            "", "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            ((pair.server_seed_hash, pair.revealed_server_seed, pair.next_nonce,
+              pair.revealed_at.strftime("%Y-%m-%d %H:%M:%S")) for pair in pairs),
+        )
+        return format_html(
+            '<table class="pf-table"><thead><tr><th>Hash</th><th>Server seed</th><th>Rounds</th>'
+            '<th>Revealed</th></tr></thead><tbody>{}</tbody></table><a href="{}">All seed pairs of this game</a>',
+            rows, changelist_url(SeedPair, game__id__exact=obj.pk),
+        )
+
+    @admin.display(description="Rounds")
+    def rounds_link(self, obj):
+        return format_html('<a href="{}">Rounds of this game</a>', changelist_url(Round, game__id__exact=obj.pk))
+
+    # Seed rotation.
+
+    def has_rotate_seeds_permission(self, request, obj=None):
+        return request.user.has_perm("games.rotate_seeds")
+
+    @admin.action(description="Rotate seeds: reveal the active seed pair and start a new one",
+                  permissions=["rotate_seeds"])
+    def rotate_seeds(self, request, queryset):
+        for game in queryset.order_by("pk"):
+            self._rotate(request, game, client_seed=None)
+
+    def _rotate(self, request, game, client_seed) -> bool:
+        try:
+            revealed, new_pair = services.seed_rotate(game_id=game.pk, actor=request.user, client_seed=client_seed)
+        except Conflict as conflict:
+            self.message_user(request, f"{game.slug}: seed not rotated. {conflict.message}", messages.ERROR)
+            return False
+        except ValidationError as error:
+            self.message_user(request, f"{game.slug}: seed not rotated. {service_error_text(error)}", messages.ERROR)
+            return False
+        self.message_user(
+            request,
+            f"{game.slug}: revealed the pair with hash {revealed.server_seed_hash[:16]}… "
+            f"({revealed.next_nonce} rounds); the new pair's hash is {new_pair.server_seed_hash}.",
+            messages.SUCCESS,
+        )
+        return True
+
+    def rotate_seed_view(self, request, object_id):
+        game = self.get_object(request, unquote(object_id))
+        if game is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_rotate_seeds_permission(request, game):
+            raise PermissionDenied
+        pair = game.seed_pairs.filter(revealed_at__isnull=True).first()
+        form = RotateSeedForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            self._rotate(request, game, form.cleaned_data["client_seed"])
+            return HttpResponseRedirect(admin_url(game))
+        details = []
+        if pair is not None:
+            open_rounds = pair.rounds.filter(status=RoundStatus.OPEN).count()
+            details = [
+                ("Server seed hash", pair.server_seed_hash),
+                ("Client seed", pair.client_seed),
+                ("Rounds played (next nonce)", pair.next_nonce),
+                ("Open rounds", f"{open_rounds} (a pair is not revealed while any of its rounds is open)"
+                 if open_rounds else "0"),
+            ]
+        return self.action_form_response(
+            request, title=f"Rotate the seed of {game.slug}", form=form, original=game,
+            objects=[], details=details, submit_label="Reveal and rotate",
+            description="Rotation reveals the active pair's server seed (from then on anyone may verify "
+                        "its rounds) and commits a new pair whose hash is published at once.",
+        )
+
+    # Live return-to-player preview.
+
+    def rtp_preview_view(self, request):
+        if not (self.has_add_permission(request) or self.has_change_permission(request)):
+            raise PermissionDenied
+        preview = rtp_preview(decks=request.GET.get("decks", ""), player=request.GET.get("player", ""),
+                              banker=request.GET.get("banker", ""), tie=request.GET.get("tie", ""))
+        return JsonResponse(preview, status=200 if preview["ok"] else 400)
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path("rtp-preview/", self.admin_site.admin_view(self.rtp_preview_view),
+                 name="%s_%s_rtp_preview" % info),
+            path("<path:object_id>/rotate-seed/", self.admin_site.admin_view(self.rotate_seed_view),
+                 name="%s_%s_rotate_seed" % info),
+        ] + super().get_urls()
+
+
+# --- Seed pairs -----------------------------------------------------------------------------------
+
+class RevealedFilter(admin.SimpleListFilter):
+    title = "revealed"
+    parameter_name = "revealed"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "Revealed"), ("no", "Active (secret)"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(revealed_at__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(revealed_at__isnull=True)
+        return queryset
+
+
+@admin.register(SeedPair)
+class SeedPairAdmin(ReadOnlyAdmin):
+    list_display = ("id", "game", "server_seed_hash", "client_seed", "next_nonce", "revealed", "created_at",
+                    "revealed_at")
+    list_filter = (RevealedFilter, "game", "created_at", "revealed_at")
+    list_select_related = ("game",)
+    search_fields = ("=server_seed_hash", "client_seed", "game__slug")
+    search_help_text = "Server seed hash (exact), client seed or game slug; a number matches the id."
+    show_full_result_count = False
+    fields = ("id", "game", "server_seed_hash", "client_seed", "next_nonce", "created_at", "revealed_at",
+              "server_seed_shown", "rounds_link")
+    readonly_fields = fields
+
+    @admin.display(boolean=True, description="revealed", ordering="revealed_at")
+    def revealed(self, obj):
+        return obj.is_revealed
+
+    @admin.display(description="server seed")
+    def server_seed_shown(self, obj):
+        seed = obj.revealed_server_seed
+        if seed is None:
+            return "Secret until the pair is revealed (rotate the game's seed)."
+        return format_html("<code>{}</code>", seed)
+
+    @admin.display(description="rounds")
+    def rounds_link(self, obj):
+        return format_html('<a href="{}">Rounds played with this pair</a>',
+                           changelist_url(Round, seed_pair__id__exact=obj.pk))
+
+
+# --- Rounds and bets ------------------------------------------------------------------------------
+
+_LABEL_INDEX = {label: index for index, label in enumerate(LABELS)}
+
+
+def round_result(round_) -> RoundResult | None:
+    """The stored deal as the engine's RoundResult (card indices within one deck suffice)."""
+    if not round_.cards or round_.outcome is None:
+        return None
+    return RoundResult(
+        card_indices=tuple(_LABEL_INDEX[label] for label in round_.cards),
+        player_indices=tuple(_LABEL_INDEX[label] for label in round_.player_cards),
+        banker_indices=tuple(_LABEL_INDEX[label] for label in round_.banker_cards),
+        player_score=round_.player_score, banker_score=round_.banker_score, natural=bool(round_.natural),
+        outcome=round_.outcome,
+    )
+
+
+class SettlementFilter(admin.SimpleListFilter):
+    title = "settlement"
+    parameter_name = "settlement"
+
+    def lookups(self, request, model_admin):
+        return (("waiting", "Waiting (dealt, not settled)"), ("failed", "Failed at least once"),
+                ("stuck", f"Left for operators ({MAX_SETTLEMENT_FAILURES}+ failures)"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "waiting":
+            return queryset.filter(status=RoundStatus.DEALT)
+        if self.value() == "failed":
+            return queryset.filter(settlement_failures__gte=1)
+        if self.value() == "stuck":
+            return queryset.filter(status=RoundStatus.DEALT, settlement_failures__gte=MAX_SETTLEMENT_FAILURES)
+        return queryset
+
+
+class BetInline(admin.TabularInline):
+    model = Bet
+    fields = ("bet_link", "account", "bet_type", "stake", "multiplier", "status", "payout", "placed_at")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("account")
+
+    @admin.display(description="bet")
+    def bet_link(self, obj):
+        return link(obj, f"#{obj.pk}")
+
+
+@admin.register(Round)
+class RoundAdmin(ReadOnlyAdmin):
+    list_display = ("id", "game", "status", "nonce", "cards_column", "player_score", "banker_score", "natural",
+                    "outcome", "opened_at")
+    list_filter = ("status", "outcome", "natural", "game", "decks", SettlementFilter, "opened_at")
+    list_select_related = ("game",)
+    search_fields = ("game__slug", "=seed_pair__server_seed_hash", "=bets__account__external_id")
+    search_help_text = "Game slug, server seed hash or account external id (exact); a number matches the id."
+    show_full_result_count = False
+    inlines = [BetInline]
+    actions = ["void_rounds"]
+    fieldsets = (
+        (None, {"fields": ("id", "game_link", "status", "opened_at", "dealt_at", "settled_at", "voided_at",
+                           "void_reason", "settlement_failures")}),
+        ("Deal", {"fields": ("cards_shown", "player_hand", "banker_hand", "natural", "outcome", "tableau")}),
+        ("Provably fair", {"fields": ("seed_pair_link", "server_seed_hash", "client_seed", "nonce", "decks",
+                                      "server_seed_shown", "verification")}),
+        ("Money", {"fields": ("bet_totals",)}),
+    )
+    readonly_fields = ("id", "game_link", "status", "opened_at", "dealt_at", "settled_at", "voided_at",
+                       "void_reason", "settlement_failures", "cards_shown", "player_hand", "banker_hand", "natural", "outcome",
+                       "tableau", "seed_pair_link", "server_seed_hash", "client_seed", "nonce", "decks",
+                       "server_seed_shown", "verification", "bet_totals")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("game", "seed_pair")
+
+    @admin.display(description="cards")
+    def cards_column(self, obj):
+        return cards_html(obj.cards)
+
+    @admin.display(description="cards in dealt order")
+    def cards_shown(self, obj):
+        return cards_html(obj.cards)
+
+    @admin.display(description="game")
+    def game_link(self, obj):
+        return link(obj.game)
+
+    def _hand(self, cards, score):
+        if not cards:
+            return EMPTY
+        return format_html("{} &nbsp;→ <strong>{}</strong>", cards_html(cards), score)
+
+    @admin.display(description="player")
+    def player_hand(self, obj):
+        return self._hand(obj.player_cards, obj.player_score)
+
+    @admin.display(description="banker")
+    def banker_hand(self, obj):
+        return self._hand(obj.banker_cards, obj.banker_score)
+
+    @admin.display(description="third cards (tableau)")
+    def tableau(self, obj):
+        result = round_result(obj)
+        if result is None:
+            return EMPTY
+        return format_html("<ul class='pf-reasons'>{}</ul>",
+                           format_html_join("", "<li>{}</li>", ((reason,) for reason in third_card_reasons(result))))
+
+    @admin.display(description="seed pair")
+    def seed_pair_link(self, obj):
+        return link(obj.seed_pair)
+
+    @admin.display(description="server seed hash")
+    def server_seed_hash(self, obj):
+        return format_html("<code>{}</code>", obj.seed_pair.server_seed_hash)
+
+    @admin.display(description="client seed")
+    def client_seed(self, obj):
+        return format_html("<code>{}</code>", obj.seed_pair.client_seed)
+
+    @admin.display(description="server seed")
+    def server_seed_shown(self, obj):
+        seed = obj.seed_pair.revealed_server_seed
+        if seed is None:
+            return "Secret until the seed pair is revealed."
+        return format_html("<code>{}</code>", seed)
+
+    @admin.display(description="verification")
+    def verification(self, obj):
+        seed = obj.seed_pair.revealed_server_seed
+        if seed is None:
+            return "Possible once the seed pair is revealed."
+        if not obj.cards:
+            return "Not dealt."
+        result = play_round(seed, obj.seed_pair.client_seed, obj.nonce, obj.decks).as_dict()
+        stored = {"cards": obj.cards, "player": {"cards": obj.player_cards, "score": obj.player_score},
+                  "banker": {"cards": obj.banker_cards, "score": obj.banker_score},
+                  "natural": obj.natural, "outcome": obj.outcome}
+        if result == stored:
+            return mark_safe('<span class="pf-ok">✔ Recomputed from the revealed seed: matches.</span>')
+        return format_html('<span class="pf-bad">✘ Recomputed from the revealed seed: {} — does not match.</span>',
+                           " ".join(result["cards"]))
+
+    @admin.display(description="bets")
+    def bet_totals(self, obj):
+        totals = obj.bets.aggregate(count=Count("id"), staked=Sum("stake"), paid=Sum("payout"))
+        if not totals["count"]:
+            return "No bets."
+        return format_html('{} bets, staked {}, returned {} {} · <a href="{}">list</a>', totals["count"],
+                           money(totals["staked"]), money(totals["paid"]), obj.game.currency,
+                           changelist_url(Bet, round__id__exact=obj.pk))
+
+    # Voiding.
+
+    def has_void_round_permission(self, request, obj=None):
+        return request.user.has_perm("games.void_round")
+
+    def _void(self, request, round_, reason) -> bool:
+        try:
+            services.round_void(round_id=round_.pk, actor=request.user, reason=reason)
+        except (Conflict, ValidationError) as error:
+            self.message_user(request, f"Round {round_.pk} not voided. {service_error_text(error)}", messages.ERROR)
+            return False
+        return True
+
+    @admin.action(description="Void selected rounds and refund their bets…", permissions=["void_round"])
+    def void_rounds(self, request, queryset):
+        form = ReasonForm(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            voided = sum(self._void(request, round_, form.cleaned_data["reason"]) for round_ in queryset.order_by("pk"))
+            if voided:
+                self.message_user(request, f"Voided {voided} round(s); their bets were refunded.", messages.SUCCESS)
+            return None
+        return self.action_form_response(
+            request, title="Void rounds", form=form, objects=[link(round_) for round_ in queryset],
+            action="void_rounds", queryset=queryset, submit_label="Void and refund",
+            description="Voiding refunds every pending bet of each round. Only open or dealt rounds can be "
+                        "voided.",
+        )
+
+    def void_round_view(self, request, object_id):
+        round_ = self.get_object(request, unquote(object_id))
+        if round_ is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_void_round_permission(request, round_):
+            raise PermissionDenied
+        form = ReasonForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            if self._void(request, round_, form.cleaned_data["reason"]):
+                self.message_user(request, f"Round {round_.pk} voided; its bets were refunded.", messages.SUCCESS)
+            return HttpResponseRedirect(admin_url(round_))
+        return self.action_form_response(
+            request, title=f"Void round {round_.pk}", form=form, objects=[], original=round_,
+            details=[("Status", round_.get_status_display()), ("Game", round_.game.slug),
+                     ("Pending bets", round_.bets.filter(status="PENDING").count())],
+            submit_label="Void and refund",
+            description="Voiding refunds every pending bet of the round. Only open or dealt rounds can be voided.",
+        )
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = dict(extra_context or {})
+        round_ = self.get_object(request, unquote(object_id))
+        if (round_ is not None and round_.status in (RoundStatus.OPEN, RoundStatus.DEALT)
+                and self.has_void_round_permission(request, round_)):
+            extra_context["void_url"] = reverse("admin:games_round_void", args=[quote(round_.pk)])
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        return [
+            path("<path:object_id>/void/", self.admin_site.admin_view(self.void_round_view), name="%s_%s_void" % info),
+        ] + super().get_urls()
+
+
+@admin.register(Bet)
+class BetAdmin(ReadOnlyAdmin):
+    list_display = ("id", "round_link", "game", "account", "bet_type", "stake", "multiplier", "status", "payout",
+                    "placed_at")
+    list_filter = ("status", "bet_type", "round__game", "placed_at")
+    list_select_related = ("round__game", "account")
+    search_fields = ("=account__external_id", "=idempotency_key", "=client__username")
+    search_help_text = "Account external id, idempotency key or client (exact); a number matches the bet or round id."
+    numeric_search_fields = ("round_id",)
+    show_full_result_count = False
+    fields = ("id", "round_link", "game", "account", "client", "bet_type", "stake", "multiplier",
+              "idempotency_key", "status", "payout", "placed_at", "settled_at", "ledger")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("round__game", "account", "client")
+
+    @admin.display(description="round", ordering="round_id")
+    def round_link(self, obj):
+        return link(obj.round, f"#{obj.round_id}")
+
+    @admin.display(description="game")
+    def game(self, obj):
+        return obj.round.game.slug
+
+    @admin.display(description="ledger entries")
+    def ledger(self, obj):
+        entries = list(obj.ledger_entries.order_by("pk"))
+        if not entries:
+            return EMPTY
+        return format_html_join(
+            "<br>", '<a href="{}">{}</a> {} → balance {}',
+            ((admin_url(entry), entry.get_kind_display(), entry.amount, entry.balance_after) for entry in entries),
+        )
+
+
+# --- Audit trail ----------------------------------------------------------------------------------
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdmin):
+    list_display = ("id", "created_at", "actor", "action", "object_type", "object_id", "short_reason")
+    list_filter = ("action", "object_type", "created_at")
+    search_fields = ("=object_id", "actor", "=request_id")
+    search_help_text = "Object id (exact), actor or request id; a number also matches the event id."
+    show_full_result_count = False
+    fields = ("id", "created_at", "actor", "actor_user", "action", "object_type", "object_id", "reason",
+              "before_shown", "after_shown", "request_id", "source_ip")
+    readonly_fields = fields
+
+    @admin.display(description="reason")
+    def short_reason(self, obj):
+        return obj.reason if len(obj.reason) <= 60 else obj.reason[:59] + "…"
+
+    @admin.display(description="before")
+    def before_shown(self, obj):
+        return json_html(obj.before)
+
+    @admin.display(description="after")
+    def after_shown(self, obj):
+        return json_html(obj.after)

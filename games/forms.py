@@ -1,0 +1,234 @@
+"""Admin forms: the game configuration form, its return-to-player preview, and the reason forms.
+
+Validation lives where it always does (the model's validators and ``clean``, which a ModelForm
+runs); the forms only add what the admin needs on top: a required reason on every change, the
+client seed on creation, and the exact return to player of the configuration being entered.
+"""
+
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from games.choices import BetType
+from games.engine import (
+    MAX_DECKS,
+    MIN_DECKS,
+    Multipliers,
+    Pf1InputError,
+    exact_odds,
+    multiplier_problem,
+    return_to_player,
+    validate_client_seed,
+)
+from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER
+from games.models import GameInstance
+from games.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, MULTIPLIER_DECIMAL_PLACES
+
+MULTIPLIER_FIELDS = {
+    BetType.PLAYER: "player_multiplier",
+    BetType.BANKER: "banker_multiplier",
+    BetType.TIE: "tie_multiplier",
+}
+PERCENT_PLACES = 4
+
+
+# --- Return to player preview ---------------------------------------------------------------------
+
+def percent(value: Fraction, places: int = PERCENT_PLACES) -> str:
+    """An exact fraction as a percentage rounded half-even to ``places`` decimals: "98.9421"."""
+    scaled = round(value * 100 * 10**places)
+    return str(Decimal(scaled).scaleb(-places).quantize(Decimal(1).scaleb(-places)))
+
+
+def _parse_decks(raw):
+    try:
+        decks = int(str(raw).strip())
+    except (TypeError, ValueError):
+        return None, "Enter a whole number of decks."
+    if not MIN_DECKS <= decks <= MAX_DECKS:
+        return None, f"A shoe holds {MIN_DECKS} to {MAX_DECKS} decks."
+    return decks, None
+
+
+def _parse_multiplier(raw):
+    if isinstance(raw, Decimal):
+        value = raw
+    else:
+        try:
+            value = Decimal(str(raw).strip())
+        except (InvalidOperation, TypeError, ValueError):
+            return None, "A multiplier must be a decimal number."
+    problem = multiplier_problem(value)
+    if problem:
+        return None, f"A multiplier {problem}."
+    return value, None
+
+
+def rtp_preview(*, decks, player, banker, tie) -> dict:
+    """The exact odds and return to player of a configuration, from raw (possibly bad) input.
+
+    The figures are exact fractions from ``exact_odds`` rounded only for display; ``exact`` keeps
+    each as numerator/denominator. ``errors`` names each input that is not valid, by form field.
+    """
+    errors = {}
+    decks_value, problem = _parse_decks(decks)
+    if problem:
+        errors["decks"] = problem
+    multipliers = {}
+    for bet_type, raw in ((BetType.PLAYER, player), (BetType.BANKER, banker), (BetType.TIE, tie)):
+        value, problem = _parse_multiplier(raw)
+        if problem:
+            errors[MULTIPLIER_FIELDS[bet_type]] = problem
+        multipliers[bet_type] = value
+    if errors:
+        return {"ok": False, "errors": errors, "bets": [], "over_100": False, "warning": ""}
+    odds = exact_odds(decks_value)
+    config = Multipliers(multipliers[BetType.PLAYER], multipliers[BetType.BANKER], multipliers[BetType.TIE])
+    win_probability = {BetType.PLAYER: odds.player, BetType.BANKER: odds.banker, BetType.TIE: odds.tie}
+    bets = []
+    for bet_type in (BetType.PLAYER, BetType.BANKER, BetType.TIE):
+        rtp = return_to_player(odds, bet_type.value, config)
+        bets.append({
+            "bet_type": bet_type.value,
+            "label": bet_type.label,
+            "multiplier": str(config.for_bet(bet_type.value)),
+            "win_probability": percent(win_probability[bet_type]),
+            "rtp": percent(rtp),
+            "house_edge": percent(1 - rtp),
+            "rtp_exact": f"{rtp.numerator}/{rtp.denominator}",
+            "over_100": rtp > 1,
+        })
+    over = [bet["label"] for bet in bets if bet["over_100"]]
+    warning = ""
+    if over:
+        warning = (f"The return to player exceeds 100 % on {', '.join(over)}: the house loses money on "
+                   f"{'this bet' if len(over) == 1 else 'these bets'} in the long run.")
+    return {
+        "ok": True,
+        "errors": {},
+        "decks": decks_value,
+        "probabilities": {"player": percent(odds.player), "banker": percent(odds.banker),
+                          "tie": percent(odds.tie)},
+        "bets": bets,
+        "over_100": bool(over),
+        "warning": warning,
+    }
+
+
+# --- Game configuration ---------------------------------------------------------------------------
+
+def _multiplier_widget():
+    return forms.NumberInput(attrs={
+        "step": f"{Decimal(1).scaleb(-MULTIPLIER_DECIMAL_PLACES)}",
+        "min": str(MIN_MULTIPLIER), "max": str(MAX_MULTIPLIER), "class": "vTextField rtp-input",
+    })
+
+
+class GameInstanceForm(forms.ModelForm):
+    """Creates (with an optional client seed) or changes (with a required reason) a game.
+
+    The admin saves it through ``games.services`` (never ``form.save()``), so every write is
+    audited; validation is the model's own, run by the ModelForm, plus the reason.
+    """
+
+    client_seed = forms.CharField(
+        required=False, max_length=64, strip=False,
+        help_text="Client seed of the first seed pair (1 to 64 characters). Leave empty for a random one.",
+    )
+    reason = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text="Why the configuration changes; recorded in the audit trail. Required for any change.",
+    )
+
+    # The admin sets this (per request) to the errors a service reported after validation passed,
+    # so the form is shown again with them and nothing is written.
+    service_errors: dict | None = None
+
+    class Meta:
+        model = GameInstance
+        fields = ["slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
+                  "tie_multiplier", "min_bet", "max_bet", "currency"]
+        widgets = {
+            "player_multiplier": _multiplier_widget(),
+            "banker_multiplier": _multiplier_widget(),
+            "tie_multiplier": _multiplier_widget(),
+            "decks": forms.NumberInput(attrs={"class": "rtp-input"}),
+            "currency": forms.TextInput(attrs={"size": 4, "maxlength": 3, "style": "text-transform: uppercase"}),
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "reason" in self.fields and self.instance.pk is not None:
+            self.fields["reason"].required = True
+        if "decks" in self.fields:  # the model field's own bounds would show min="0"
+            self.fields["decks"].widget.attrs.update({"min": MIN_DECKS, "max": MAX_DECKS})
+
+    def clean_client_seed(self):
+        value = self.cleaned_data.get("client_seed", "")
+        if value == "":
+            return None
+        try:
+            return validate_client_seed(value)
+        except Pf1InputError as error:
+            raise ValidationError(f"The client seed {error.message}.") from None
+
+    def clean_reason(self):
+        return (self.cleaned_data.get("reason") or "").strip()
+
+    def clean(self):
+        cleaned = super().clean()
+        for field, messages in (self.service_errors or {}).items():
+            self.add_error(field if field in self.fields else None, messages)
+        return cleaned
+
+    def configuration(self) -> dict:
+        """The validated configuration fields present on the form, for the services."""
+        return {name: self.cleaned_data[name] for name in GameInstance.CONFIGURATION_FIELDS
+                if name in self.cleaned_data}
+
+
+# --- Intermediate action forms --------------------------------------------------------------------
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text="Recorded in the audit trail.",
+    )
+
+    def clean_reason(self):
+        reason = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise ValidationError("A reason is required.")
+        return reason
+
+
+class RotateSeedForm(forms.Form):
+    client_seed = forms.CharField(
+        required=False, max_length=64, strip=False,
+        help_text="The new pair's client seed. Leave empty to keep the current one.",
+    )
+
+    def clean_client_seed(self):
+        value = self.cleaned_data.get("client_seed", "")
+        if value == "":
+            return None
+        try:
+            return validate_client_seed(value)
+        except Pf1InputError as error:
+            raise ValidationError(f"The client seed {error.message}.") from None
+
+
+class AdjustBalanceForm(ReasonForm):
+    amount = forms.DecimalField(
+        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES,
+        help_text="Positive credits the account, negative debits it.",
+    )
+    field_order = ["amount", "reason"]
+
+    def clean_amount(self):
+        amount = self.cleaned_data["amount"]
+        if amount == 0:
+            raise ValidationError("Must not be zero.")
+        return amount

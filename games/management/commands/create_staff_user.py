@@ -1,0 +1,104 @@
+"""Create a user in one role and print its API token on the last line.
+
+    python manage.py create_staff_user USERNAME --role operator|support|integration|admin [--password P]
+
+Operators, support staff and administrators may sign in to the admin (is_staff); administrators
+are also superusers. Integration clients use the API only. Without ``--password`` the password is
+asked for twice. The last line of the output is the DRF token alone, so scripts can take it with
+``tail -n 1``.
+"""
+
+import getpass
+
+from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db import IntegrityError, transaction
+from rest_framework.authtoken.models import Token
+
+from games.audit import audit_record
+from games.choices import Role
+from games.roles import STAFF_ROLES
+
+ACTOR = "system:create_staff_user"
+
+
+def create_staff_user(*, username: str, role: Role, password: str, email: str = "", actor: str = ACTOR):
+    """Create the user, its group membership and its token in one transaction; returns (user, token)."""
+    User = get_user_model()
+    role = Role(role)
+    try:
+        group = Group.objects.get(name=role.group_name)
+    except Group.DoesNotExist:
+        raise CommandError(f"The group {role.group_name!r} does not exist; run `manage.py migrate` first.") from None
+    with transaction.atomic():
+        if User.objects.filter(username=username).exists():
+            raise CommandError(f"A user named {username!r} already exists.")
+        user = User(username=username, email=email, is_staff=role in STAFF_ROLES, is_superuser=role == Role.ADMIN)
+        user.set_password(password)
+        try:
+            user.full_clean(exclude=["password"])
+        except ValidationError as error:
+            raise CommandError(" ".join(f"{field}: {' '.join(messages)}" for field, messages
+                                        in error.message_dict.items())) from None
+        try:
+            with transaction.atomic():
+                user.save()
+        except IntegrityError:
+            raise CommandError(f"A user named {username!r} already exists.") from None
+        user.groups.add(group)
+        token = Token.objects.create(user=user)
+        audit_record(actor=actor, action="staff.created", obj=user,
+                     after={"username": username, "role": role.value, "group": group.name,
+                            "is_staff": user.is_staff, "is_superuser": user.is_superuser})
+    return user, token
+
+
+class Command(BaseCommand):
+    help = "Create a user in a role (operator, support, integration, admin) and print its API token last."
+
+    def add_arguments(self, parser):
+        parser.add_argument("username")
+        parser.add_argument("--role", required=True, choices=Role.values,
+                            help="operator, support or admin sign in to the admin; integration uses the API only.")
+        parser.add_argument("--password", help="The password; asked for (twice) when omitted.")
+        parser.add_argument("--email", default="")
+
+    def handle(self, *args, username, role, password=None, email="", **options):
+        User = get_user_model()
+        username = username.strip()
+        if not username:
+            raise CommandError("The username must not be empty.")
+        if User.objects.filter(username=username).exists():
+            raise CommandError(f"A user named {username!r} already exists.")
+        role = Role(role)
+        candidate = User(username=username, email=email)
+        if password is None:
+            password = self._prompt_password(candidate)
+        else:
+            self._validate_password(password, candidate)
+        user, token = create_staff_user(username=username, role=role, password=password, email=email)
+        kind = "superuser and staff" if user.is_superuser else ("staff" if user.is_staff else "API client, no admin")
+        self.stdout.write(f"Created {username!r} in the group {role.group_name!r} ({kind}).")
+        self.stdout.write("API token (send it as 'Authorization: Token <token>'):")
+        self.stdout.write(token.key)
+
+    def _validate_password(self, password, user):
+        if not password:
+            raise CommandError("The password must not be empty.")
+        try:
+            password_validation.validate_password(password, user)
+        except ValidationError as error:
+            raise CommandError("The password is not accepted: " + " ".join(error.messages)) from None
+
+    def _prompt_password(self, user) -> str:
+        try:
+            first = getpass.getpass("Password: ")
+            second = getpass.getpass("Password (again): ")
+        except (EOFError, KeyboardInterrupt):
+            raise CommandError("No password given; use --password or run the command in a terminal.") from None
+        if first != second:
+            raise CommandError("The two passwords do not match.")
+        self._validate_password(first, user)
+        return first

@@ -1,0 +1,310 @@
+"""Fill the database with demo data played through the real services, and print how to sign in.
+
+    python manage.py seed_demo [--rounds N] [--seed S] [--reset-passwords] [--force]
+
+Creates the role groups, one demo user per role (named after the role, with the password
+``<role>-demo-password``, which is why it refuses to run without DEBUG unless ``--force``), four
+game instances (one suspended), twenty funded accounts, and plays rounds with random bets: ``round_open``, ``bet_place``, ``round_deal`` (which
+settles through the settlement task, in-process when no broker is configured), a few seed
+rotations (so many rounds are verifiable) and a few voided rounds. Bet choices come from a fixed
+random seed, so runs are repeatable; server seeds come from the services (``secrets``).
+
+Running it again tops up: existing users, games and accounts are kept, and only the rounds missing
+to reach ``--rounds`` are played.
+"""
+
+import random
+import time
+from contextlib import contextmanager
+from decimal import Decimal
+
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+from games import services
+from games.choices import BetType, GameStatus, Role, RoundStatus
+from games.errors import Conflict
+from games.management.commands.create_staff_user import create_staff_user
+from games.models import GameInstance, Round
+from games.roles import sync_role_groups
+from settlement import services as settlement_services
+from settlement.models import Account
+from settlement.tasks import sweep
+
+ACTOR = "system:seed_demo"
+ADMIN_URL = "http://127.0.0.1:8000/admin/"
+DEFAULT_ROUNDS = 2000
+DEFAULT_SEED = 20240601
+ROUNDS_PER_BATCH = 50  # rounds committed together, then settled by one run of the sweep task
+
+# One user per role, named after it, with a well-known password: this is demo data for a development
+# server (the command refuses to run without DEBUG unless --force).
+DEMO_USERS = (
+    ("admin", Role.ADMIN),
+    ("operator", Role.OPERATOR),
+    ("support", Role.SUPPORT),
+    ("integration", Role.INTEGRATION),
+)
+
+
+def demo_password(username: str) -> str:
+    return f"{username}-demo-password"
+
+
+# (slug, name, configuration, share of the rounds played). The last one is suspended.
+DEMO_GAMES = (
+    ("demo-main", "Main table", {"decks": 8, "min_bet": "1.00", "max_bet": "1000.00"}, 6),
+    ("demo-single-deck", "Single deck",
+     {"decks": 1, "tie_multiplier": "8.0", "min_bet": "1.00", "max_bet": "500.00"}, 3),
+    ("demo-high-limit", "High limit",
+     {"decks": 6, "banker_multiplier": "1.96", "tie_multiplier": "9.5", "min_bet": "10.00",
+      "max_bet": "5000.00"}, 2),
+    ("demo-closed", "Closed table",
+     {"decks": 4, "player_multiplier": "2.0", "banker_multiplier": "1.95", "tie_multiplier": "9.0",
+      "min_bet": "5.00", "max_bet": "2000.00"}, 0),
+)
+SUSPENDED_SLUG = "demo-closed"
+
+ACCOUNT_COUNT = 20
+ACCOUNT_PREFIX = "demo-player-"
+TOP_UP = Decimal("2000.00")
+STAKES = [Decimal(s) for s in ("1", "2", "5", "10", "10", "20", "25", "50", "100", "250", "500")]
+BET_TYPES = [BetType.BANKER] * 9 + [BetType.PLAYER] * 9 + [BetType.TIE] * 2
+BETS_PER_ROUND = [0, 1, 1, 1, 1, 2, 2, 3]
+VOIDS = 20  # about this many rounds are voided (with their bets refunded) instead of dealt
+ROTATIONS = 6
+VOID_REASONS = ("Demo: card misdealt by the shoe", "Demo: table lost connection during betting",
+                "Demo: duplicate round opened by the game server")
+
+
+class Command(BaseCommand):
+    help = "Create demo users, games and accounts, play rounds through the services, and print how to sign in."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
+                            help=f"Rounds (dealt or voided) the demo games should hold in all, besides the one "
+                                 f"left open (default {DEFAULT_ROUNDS}).")
+        parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                            help="Random seed of the bet choices (not of the server seeds).")
+        parser.add_argument("--reset-passwords", action="store_true",
+                            help="Set the demo password again on demo users that already exist.")
+        parser.add_argument("--force", action="store_true",
+                            help="Run even without DEBUG (the demo users have well-known passwords).")
+
+    def handle(self, *args, rounds, seed, reset_passwords=False, force=False, **options):
+        if rounds < 0:
+            raise CommandError("--rounds must be zero or more.")
+        if not settings.DEBUG and not force:
+            raise CommandError("seed_demo creates users with well-known passwords: it runs only with DEBUG=1 "
+                               "(a development set-up), or with --force.")
+        started = time.monotonic()
+        sync_role_groups(apps)
+        users, created = self._users(reset_passwords)
+        operator, integration = users["operator"], users["integration"]
+        games = self._games(operator)
+        accounts = self._accounts(operator, random.Random(seed))
+        playable = [game for game in games if game.status == GameStatus.ACTIVE]
+        existing = Round.objects.filter(game__in=games).exclude(status=RoundStatus.OPEN).count()
+        to_play = max(0, rounds - existing)
+        stats = {"rounds": 0, "bets": 0, "voided": 0, "rotations": 0, "top_ups": 0, "swept": 0}
+        if to_play:
+            self.stdout.write(f"Playing {to_play} rounds ({existing} already there)…")
+            player = DemoPlayer(
+                rng=random.Random(seed + existing), operator=operator, integration=integration,
+                games=playable, accounts=accounts, stats=stats,
+            )
+            player.play(to_play)
+        else:
+            self.stdout.write(f"The demo games already hold {existing} rounds; none played.")
+        self._leave_one_open_round(integration, games, accounts, random.Random(seed))
+        # A last sweep settles whatever is still DEALT (say, what a broker's workers have not
+        # reached yet), so the demo is consistent at once.
+        stats["swept"] += sweep()
+        self._report(users, created, games, stats, time.monotonic() - started)
+
+    # --- Set-up -----------------------------------------------------------------------------------
+
+    def _users(self, reset_passwords):
+        User = get_user_model()
+        users, created = {}, set()
+        for username, role in DEMO_USERS:
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                user, _token = create_staff_user(username=username, role=role, password=demo_password(username),
+                                                 actor=ACTOR)
+                created.add(username)
+            elif reset_passwords:
+                user.set_password(demo_password(username))
+                user.save(update_fields=["password"])
+            Token.objects.get_or_create(user=user)
+            users[username] = user
+        if created:
+            self.stdout.write(f"Created the demo users {', '.join(sorted(created))}.")
+        return users, created
+
+    def _games(self, operator):
+        games = []
+        for slug, name, config, _share in DEMO_GAMES:
+            game = GameInstance.objects.filter(slug=slug).first()
+            if game is None:
+                fields = {key: Decimal(value) if key.endswith(("_bet", "_multiplier")) else value
+                          for key, value in config.items()}
+                game = services.game_create(actor=operator, slug=slug, name=name, client_seed=f"{slug}-client", **fields)
+                if slug == SUSPENDED_SLUG:
+                    game = services.game_update(game_id=game.pk, actor=operator, changes={"status": GameStatus.SUSPENDED},
+                                                reason="Demo: table closed for maintenance")
+                decks = f"{game.decks} deck{'s' if game.decks > 1 else ''}"
+                self.stdout.write(f"Created game {slug} ({decks}, {game.status}).")
+            games.append(game)
+        return games
+
+    def _accounts(self, operator, rng):
+        accounts = []
+        for number in range(1, ACCOUNT_COUNT + 1):
+            external_id = f"{ACCOUNT_PREFIX}{number:02d}"
+            deposit = Decimal(rng.choice([500, 1000, 1500, 2500, 5000]))
+            account = Account.objects.filter(external_id=external_id).first()
+            if account is None:
+                account = settlement_services.account_create(actor=operator, external_id=external_id, currency="USD")
+                settlement_services.account_adjust(external_id=external_id, actor=operator, amount=deposit,
+                                                   reason="Demo: opening deposit")
+            accounts.append(account)
+        self.stdout.write(f"{len(accounts)} demo accounts ready.")
+        return accounts
+
+    def _leave_one_open_round(self, integration, games, accounts, rng):
+        """One round taking bets, so the admin shows an open round that can be voided."""
+        main = next(game for game in games if game.slug == DEMO_GAMES[0][0])
+        if main.status != GameStatus.ACTIVE or Round.objects.filter(game=main, status=RoundStatus.OPEN).exists():
+            return
+        round_ = services.round_open(game_id=main.pk, actor=integration)
+        for account in rng.sample(accounts, 2):
+            balance = Account.objects.values_list("balance", flat=True).get(pk=account.pk)
+            if balance >= Decimal("10.00"):
+                services.bet_place(round_id=round_.pk, account_external_id=account.external_id,
+                                   bet_type=rng.choice(BET_TYPES), stake=Decimal("10.00"),
+                                   idempotency_key=f"demo-{round_.pk}-{account.external_id}", client=integration)
+
+    # --- Report -----------------------------------------------------------------------------------
+
+    def _report(self, users, created, games, stats, seconds):
+        counts = {status: Round.objects.filter(game__in=games, status=status).count() for status in RoundStatus.values}
+        self.stdout.write(
+            f"Played {stats['rounds']} rounds with {stats['bets']} bets in {seconds:.1f} s: "
+            f"{stats['voided']} voided, {stats['rotations']} seed rotations, {stats['top_ups']} account top-ups"
+            f", {stats['swept']} rounds settled by the settlement sweep."
+        )
+        self.stdout.write("Demo rounds by status: " + ", ".join(f"{status} {count}" for status, count in counts.items()))
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS("Demo data is ready. Start the server (DEBUG=1 python manage.py runserver, "
+                                             "or make run) and sign in at:"))
+        self.stdout.write(f"  {ADMIN_URL}")
+        for username, role in DEMO_USERS:
+            user = users[username]
+            if role == Role.INTEGRATION:
+                token = Token.objects.get(user=user).key
+                self.stdout.write(f"  {username:<12} API only (no admin sign-in); API token: {token}")
+                continue
+            note = "" if username in created else "  (unless changed since; --reset-passwords sets it again)"
+            self.stdout.write(f"  {username:<12} password: {demo_password(username)}   ({role.group_name}){note}")
+
+
+@contextmanager
+def settlement_by_sweep():
+    """While demo rounds are played, settle them by the sweep task, a batch at a time.
+
+    ``round_deal`` enqueues ``settle_rounds`` for its round when it commits, and with no broker
+    configured Celery runs that task at once, in-process: one settlement transaction per round,
+    which makes thousands of demo rounds slow. Here those messages go to the configured broker
+    instead (the in-process memory transport when none is configured, where nobody consumes them;
+    a worker that did would find their rounds settled and do nothing), and the player runs the
+    ``sweep`` task in-process after each batch: the same settlement code, a batch per transaction.
+    """
+    conf = sweep.app.conf
+    eager = conf.task_always_eager
+    conf.task_always_eager = False
+    try:
+        yield
+    finally:
+        conf.task_always_eager = eager
+
+
+class DemoPlayer:
+    """Plays rounds like a game server would: open, take a few bets, deal (now and then void)."""
+
+    def __init__(self, *, rng, operator, integration, games, accounts, stats):
+        self.rng = rng
+        self.operator = operator
+        self.integration = integration
+        self.games = games
+        self.weights = [next(share for slug, _n, _c, share in DEMO_GAMES if slug == game.slug) or 1 for game in games]
+        self.accounts = accounts
+        self.stats = stats
+        self.balances = {}
+        self.void_every = 0
+
+    def play(self, count: int):
+        if not self.games:
+            return
+        rotate_every = max(1, count // (ROTATIONS + 1))
+        self.void_every = max(10, count // VOIDS)
+        played = 0
+        with settlement_by_sweep():
+            while played < count:
+                batch = min(ROUNDS_PER_BATCH, count - played)
+                # A batch of rounds commits together; every service call inside is still its own
+                # atomic block. Then the settlement sweep task settles the batch's dealt rounds.
+                # Balances as of the last settlement; bets only lower them until the next one.
+                self.balances = dict(Account.objects.filter(pk__in=[a.pk for a in self.accounts])
+                                     .values_list("pk", "balance"))
+                with transaction.atomic():
+                    for _ in range(batch):
+                        self.play_round()
+                        played += 1
+                        if played % rotate_every == 0 and played < count:
+                            self.rotate(self.games[(played // rotate_every - 1) % len(self.games)])
+                self.stats["swept"] += sweep()
+
+    def play_round(self):
+        game = self.rng.choices(self.games, weights=self.weights)[0]
+        round_ = services.round_open(game_id=game.pk, actor=self.integration)
+        chosen = self.rng.sample(self.accounts, self.rng.choice(BETS_PER_ROUND))
+        for account in chosen:
+            stake = self.stake(game)
+            if self.balances[account.pk] < stake:
+                settlement_services.account_adjust(external_id=account.external_id, actor=self.operator, amount=TOP_UP,
+                                                   reason="Demo: top-up")
+                self.balances[account.pk] += TOP_UP
+                self.stats["top_ups"] += 1
+            try:
+                services.bet_place(round_id=round_.pk, account_external_id=account.external_id,
+                                   bet_type=self.rng.choice(BET_TYPES), stake=stake,
+                                   idempotency_key=f"demo-{round_.pk}-{account.external_id}", client=self.integration)
+            except (ValidationError, Conflict):
+                continue
+            self.balances[account.pk] -= stake
+            self.stats["bets"] += 1
+        if (self.stats["rounds"] + 1) % self.void_every == 0:
+            services.round_void(round_id=round_.pk, actor=self.operator, reason=self.rng.choice(VOID_REASONS))
+            self.stats["voided"] += 1
+        else:
+            services.round_deal(round_id=round_.pk, actor=self.integration)
+        self.stats["rounds"] += 1
+
+    def stake(self, game) -> Decimal:
+        stake = self.rng.choice(STAKES)
+        if game.min_bet >= Decimal("10"):
+            stake *= 10
+        return min(max(stake, game.min_bet), game.max_bet)
+
+    def rotate(self, game):
+        try:
+            services.seed_rotate(game_id=game.pk, actor=self.operator)
+        except Conflict:
+            return
+        self.stats["rotations"] += 1

@@ -1,0 +1,95 @@
+/*
+ * Live return-to-player preview on the game form: as the operator types the decks or a multiplier,
+ * ask the admin's rtp-preview endpoint (exact odds, computed on the server) and update the panel.
+ * No dependencies; the panel is already filled in by the server for the initial values.
+ */
+(function () {
+  "use strict";
+
+  var FIELDS = {
+    decks: "id_decks",
+    player: "id_player_multiplier",
+    banker: "id_banker_multiplier",
+    tie: "id_tie_multiplier"
+  };
+  var DELAY_MS = 250;
+
+  function setText(element, text) {
+    if (element) { element.textContent = text; }
+  }
+
+  function render(panel, data) {
+    var ok = Boolean(data && data.ok);
+    var invalid = panel.querySelector('[data-field="invalid"]');
+    var warning = panel.querySelector('[data-field="warning"]');
+    setText(panel.querySelector('[data-field="decks"]'), ok ? String(data.decks) : "?");
+    if (invalid) {
+      invalid.hidden = ok;
+      if (!ok) {
+        var messages = [];
+        var errors = (data && data.errors) || {};
+        Object.keys(errors).forEach(function (name) { messages.push(errors[name]); });
+        invalid.textContent = "Enter valid decks and multipliers to see the return to player. " + messages.join(" ");
+      }
+    }
+    if (warning) {
+      warning.hidden = !(ok && data.over_100);
+      warning.textContent = ok ? data.warning : "";
+    }
+    var bets = {};
+    if (ok) { data.bets.forEach(function (bet) { bets[bet.bet_type] = bet; }); }
+    panel.querySelectorAll("tr[data-bet]").forEach(function (row) {
+      var bet = bets[row.getAttribute("data-bet")];
+      row.classList.toggle("pf-rtp-over", Boolean(bet && bet.over_100));
+      setText(row.querySelector('[data-field="multiplier"]'), bet ? bet.multiplier : "?");
+      setText(row.querySelector('[data-field="win_probability"]'), bet ? bet.win_probability + " %" : "?");
+      var rtp = row.querySelector('[data-field="rtp"]');
+      setText(rtp, bet ? bet.rtp + " %" : "?");
+      if (rtp) { rtp.title = bet ? "exactly " + bet.rtp_exact : ""; }
+      setText(row.querySelector('[data-field="house_edge"]'), bet ? bet.house_edge + " %" : "?");
+    });
+  }
+
+  function start() {
+    var panel = document.getElementById("rtp-preview");
+    if (!panel || !window.fetch) { return; }
+    var inputs = {};
+    var names = Object.keys(FIELDS);
+    for (var i = 0; i < names.length; i++) {
+      inputs[names[i]] = document.getElementById(FIELDS[names[i]]);
+      if (!inputs[names[i]]) { return; }  // a read-only view: nothing to follow
+    }
+    var url = panel.getAttribute("data-url");
+    var timer = null;
+    var latest = 0;
+
+    function update() {
+      var params = new URLSearchParams();
+      names.forEach(function (name) { params.set(name, inputs[name].value); });
+      var request = ++latest;
+      fetch(url + "?" + params.toString(), {
+        credentials: "same-origin",
+        headers: { "Accept": "application/json", "X-Requested-With": "XMLHttpRequest" }
+      })
+        .then(function (response) { return response.json(); })
+        .then(function (data) { if (request === latest) { render(panel, data); } })
+        .catch(function () { /* keep the last figures; the server re-validates on save */ });
+    }
+
+    function schedule() {
+      if (timer) { clearTimeout(timer); }
+      timer = setTimeout(update, DELAY_MS);
+    }
+
+    names.forEach(function (name) {
+      inputs[name].addEventListener("input", schedule);
+      inputs[name].addEventListener("change", schedule);
+    });
+  }
+
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

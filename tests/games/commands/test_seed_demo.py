@@ -1,0 +1,141 @@
+"""manage.py seed_demo: demo users, games and accounts, rounds played through the real services,
+settled, with every ledger invariant holding; idempotent when run again."""
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.db.models import Sum
+from rest_framework.authtoken.models import Token
+
+from games.audit import audit_chain_check
+from games.choices import BetStatus, Role, RoundStatus
+from games.engine import play_round
+from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
+from settlement.models import Account, LedgerEntry
+from settlement.tasks import sweep
+
+ROUNDS = 60
+
+
+def seed(**options) -> str:
+    out = StringIO()
+    call_command("seed_demo", stdout=out, force=True, **options)
+    return out.getvalue()
+
+
+@pytest.fixture
+def seeded(transactional_db):
+    """Committed transactions, so the settlement that runs on commit really runs."""
+    return seed(rounds=ROUNDS)
+
+
+def test_creates_one_demo_user_per_role_and_prints_how_to_sign_in(seeded):
+    for username, role in (("operator", Role.OPERATOR), ("support", Role.SUPPORT), ("admin", Role.ADMIN),
+                           ("integration", Role.INTEGRATION)):
+        user = User.objects.get(username=username)
+        assert list(user.groups.values_list("name", flat=True)) == [role.group_name]
+        assert user.check_password(f"{username}-demo-password")
+        assert user.is_staff == (role != Role.INTEGRATION)
+    assert User.objects.get(username="admin").is_superuser
+    assert "http://127.0.0.1:8000/admin/" in seeded
+    assert "operator-demo-password" in seeded and "support-demo-password" in seeded
+    assert Token.objects.get(user__username="integration").key in seeded
+
+
+def test_creates_games_one_suspended_and_funded_accounts(seeded):
+    games = {game.slug: game for game in GameInstance.objects.all()}
+    assert len(games) == 4
+    assert sorted(game.status for game in games.values()) == ["active", "active", "active", "suspended"]
+    assert len({(game.decks, game.tie_multiplier, game.banker_multiplier) for game in games.values()}) == 4
+    accounts = Account.objects.filter(external_id__startswith="demo-player-")
+    assert accounts.count() == 20
+    assert all(account.ledger.filter(kind="ADJUSTMENT").exists() for account in accounts)
+
+
+def test_plays_rounds_through_the_services_and_settles_every_dealt_round(seeded):
+    rounds = Round.objects.all()
+    assert rounds.filter(status__in=[RoundStatus.SETTLED, RoundStatus.VOID]).count() == ROUNDS
+    assert not rounds.filter(status=RoundStatus.DEALT).exists()
+    assert rounds.filter(status=RoundStatus.VOID).exists()
+    assert rounds.filter(status=RoundStatus.OPEN).count() == 1
+    assert Bet.objects.filter(status__in=[BetStatus.WON, BetStatus.LOST]).exists()
+    assert Bet.objects.filter(status=BetStatus.REFUNDED).exists() or not Bet.objects.filter(
+        round__status=RoundStatus.VOID).exists()
+    assert not Bet.objects.filter(status=BetStatus.PENDING).exclude(round__status=RoundStatus.OPEN).exists()
+    # Every money effect of a bet is in the ledger, once.
+    assert LedgerEntry.objects.filter(kind="STAKE").count() == Bet.objects.count()
+    assert LedgerEntry.objects.filter(kind="PAYOUT").count() == Bet.objects.filter(payout__gt=0).exclude(
+        status=BetStatus.REFUNDED).count()
+    assert AuditEvent.objects.filter(action="round.dealt").count() == rounds.exclude(dealt_at=None).count()
+
+
+def test_every_balance_equals_the_sum_of_its_ledger(seeded):
+    for account in Account.objects.all():
+        total = account.ledger.aggregate(total=Sum("amount"))["total"] or 0
+        assert account.balance == total, account.external_id
+        assert account.balance >= 0
+        last = account.ledger.order_by("-pk").first()
+        assert last is None or last.balance_after == account.balance
+
+
+def test_rotations_make_rounds_verifiable(seeded):
+    revealed = SeedPair.objects.filter(revealed_at__isnull=False)
+    assert revealed.exists()
+    for round_ in Round.objects.filter(seed_pair__in=revealed, status=RoundStatus.SETTLED)[:20]:
+        pair = round_.seed_pair
+        replayed = play_round(pair.server_seed, pair.client_seed, round_.nonce, round_.decks)
+        assert replayed.cards == round_.cards and replayed.outcome == round_.outcome
+    # Each game keeps exactly one active pair.
+    for game in GameInstance.objects.all():
+        assert game.seed_pairs.filter(revealed_at__isnull=True).count() == 1
+
+
+def test_the_audit_chain_is_intact(seeded):
+    checked, _head, problem = audit_chain_check()
+    assert problem is None and checked == AuditEvent.objects.count()
+
+
+def test_running_again_tops_up_without_duplicating_anything(seeded):
+    counts = (User.objects.count(), GameInstance.objects.count(), Account.objects.count(), Round.objects.count())
+
+    again = seed(rounds=ROUNDS)
+
+    assert (User.objects.count(), GameInstance.objects.count(), Account.objects.count(),
+            Round.objects.count()) == counts
+    assert "none played" in again
+    assert "operator-demo-password" in again
+
+    seed(rounds=ROUNDS + 15)
+    assert Round.objects.exclude(status=RoundStatus.OPEN).count() == ROUNDS + 15
+    assert not Round.objects.filter(status=RoundStatus.DEALT).exists()
+    for account in Account.objects.all():
+        assert account.balance == (account.ledger.aggregate(total=Sum("amount"))["total"] or 0)
+
+
+def test_celery_runs_tasks_in_process_again_afterwards(seeded):
+    assert sweep.app.conf.task_always_eager is True
+
+
+def test_reset_passwords(seeded):
+    user = User.objects.get(username="operator")
+    user.set_password("changed-by-someone")
+    user.save()
+
+    seed(rounds=0)
+    assert User.objects.get(username="operator").check_password("changed-by-someone")
+    seed(rounds=0, reset_passwords=True)
+    assert User.objects.get(username="operator").check_password("operator-demo-password")
+
+
+def test_refuses_to_run_without_debug(db, settings):
+    settings.DEBUG = False
+    with pytest.raises(CommandError, match="DEBUG"):
+        call_command("seed_demo", rounds=1, stdout=StringIO())
+    assert not GameInstance.objects.exists()
+
+
+def test_refuses_a_negative_round_count(db):
+    with pytest.raises(CommandError, match="--rounds"):
+        seed(rounds=-1)
