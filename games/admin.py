@@ -733,11 +733,11 @@ class BetAdmin(ReadOnlyAdmin):
 class AuditEventAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at", "actor", "action", "object_type", "object_id", "short_reason")
     list_filter = ("action", "object_type", "created_at")
-    search_fields = ("=object_id", "actor", "=request_id")
-    search_help_text = "Object id (exact), actor or request id; a number also matches the event id."
+    search_fields = ("=object_id", "actor", "=request_id", "=hash")
+    search_help_text = "Object id (exact), actor, request id or event hash; a number also matches the event id."
     show_full_result_count = False
     fields = ("id", "created_at", "actor", "actor_user", "action", "object_type", "object_id", "reason",
-              "before_shown", "after_shown", "request_id", "source_ip")
+              "before_shown", "after_shown", "request_id", "source_ip", "prev_hash", "hash")
     readonly_fields = fields
 
     @admin.display(description="reason")

@@ -217,3 +217,18 @@ def test_every_admin_write_needs_the_csrf_token(operator, world):
     open_round.refresh_from_db()
     account.refresh_from_db()
     assert (SeedPair.objects.filter(revealed_at__isnull=False).count(), open_round.status, account.balance) == before
+
+
+def test_the_audit_trail_is_read_only_searchable_and_shows_the_chain(as_support, as_admin, world):
+    event = AuditEvent.objects.filter(action="round.voided").get()
+
+    page = as_support.get(admin_url(event, "change")).content.decode()
+    assert event.hash in page and event.prev_hash in page and "Misdeal" in page
+    by_object = as_support.get(admin_url(AuditEvent), {"q": event.object_id}).context["cl"].result_list
+    assert event in by_object
+    by_action = as_support.get(admin_url(AuditEvent), {"action": "round.voided"}).context["cl"].result_list
+    assert list(by_action) == [event]
+    by_actor = as_support.get(admin_url(AuditEvent), {"q": "olivia"}).context["cl"].result_list
+    assert by_actor and all(item.actor == "olivia-operator" for item in by_actor)
+    assert as_admin.post(admin_url(event, "change"), {"reason": "rewritten"}).status_code == 403
+    assert as_admin.get(admin_url(event, "delete")).status_code == 403
