@@ -2,7 +2,10 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from games import views as public_views
+
 urlpatterns = [
+    path("", public_views.fairness, name="fairness"),
     path("admin/", admin.site.urls),
     path("api/v1/settlement/", include("settlement.api.urls")),
     path("api/v1/", include("games.api.urls")),

@@ -21,6 +21,8 @@ from games.engine import (
     multiplier_problem,
     return_to_player,
     validate_client_seed,
+    validate_nonce,
+    validate_server_seed,
 )
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER
 from games.models import GameInstance
@@ -232,3 +234,25 @@ class AdjustBalanceForm(ReasonForm):
         if amount == 0:
             raise ValidationError("Must not be zero.")
         return amount
+
+
+# --- The public verification page -----------------------------------------------------------------
+
+class PublicVerifyForm(forms.Form):
+    """A player's inputs to recompute a round; each checked by PF-1's own rules."""
+
+    server_seed = forms.CharField(max_length=64, strip=True, help_text="64 lowercase hex characters, once revealed.")
+    client_seed = forms.CharField(max_length=64, strip=False)
+    nonce = forms.IntegerField(min_value=0)
+    decks = forms.IntegerField(min_value=MIN_DECKS, max_value=MAX_DECKS, initial=MAX_DECKS)
+
+    def clean(self):
+        cleaned = super().clean()
+        for field, check in (("server_seed", validate_server_seed), ("client_seed", validate_client_seed),
+                             ("nonce", validate_nonce)):
+            if field in cleaned:
+                try:
+                    check(cleaned[field])
+                except Pf1InputError as error:
+                    self.add_error(field, f"The {field.replace('_', ' ')} {error.message}.")
+        return cleaned

@@ -10,9 +10,12 @@ The server seed of a pair leaves this module only through ``SeedPair.revealed_se
 from django.db.models import Prefetch, QuerySet
 
 from games.engine import odds_report, verify_round
+from games.choices import GameStatus
 from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.models import Account, LedgerEntry
+
+PUBLIC_REVEALED_PER_GAME = 10
 
 # --- Game instances -----------------------------------------------------------------------------
 
@@ -41,6 +44,24 @@ def seed_pair_active(*, game: GameInstance) -> SeedPair | None:
 def seed_pairs_revealed(*, game: GameInstance) -> QuerySet[SeedPair]:
     """The game's revealed pairs, most recently revealed first."""
     return SeedPair.objects.filter(game=game, revealed_at__isnull=False).order_by("-revealed_at", "-id")
+
+
+def public_games() -> list:
+    """Games players can see (all but retired), each with its active pair and latest revealed pairs.
+
+    Only the hash, client seed and next nonce of an active pair are ever shown.
+    """
+    games = list(GameInstance.objects.exclude(status=GameStatus.RETIRED).order_by("slug"))
+    for game in games:
+        game.active_pair = seed_pair_active(game=game)
+        game.recent_revealed = list(seed_pairs_revealed(game=game)[:PUBLIC_REVEALED_PER_GAME])
+    return games
+
+
+def seed_pair_revealed_by_hash(*, server_seed_hash: str) -> SeedPair | None:
+    """The revealed pair with this hash, if any: tells a player whose seed they recomputed."""
+    return (SeedPair.objects.select_related("game")
+            .filter(server_seed_hash=server_seed_hash, revealed_at__isnull=False).first())
 
 
 # --- Rounds -------------------------------------------------------------------------------------

@@ -1,0 +1,62 @@
+"""The public verification page: no log-in, rounds recomputed, commitments shown, secrets kept."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from games import services
+from games.models import SeedPair
+
+pytestmark = pytest.mark.django_db
+
+VECTORS = json.loads((Path(__file__).resolve().parents[1] / "data" / "pf1-vectors.json").read_text())
+
+
+@pytest.mark.parametrize("vector", VECTORS[:4] + VECTORS[-2:], ids=lambda v: f"{v['nonce']}-{v['decks']}")
+def test_anyone_recomputes_a_round(client, vector):
+    response = client.get("/", {"server_seed": vector["server_seed"], "client_seed": vector["client_seed"],
+                                "nonce": vector["nonce"], "decks": vector["decks"]})
+    assert response.status_code == 200
+    result = response.context["result"]
+    assert {key: result[key] for key in vector["expected"]} == vector["expected"]
+    html = response.content.decode()
+    assert vector["expected"]["server_seed_hash"] in html
+    assert f"Outcome: <strong>{vector['expected']['outcome']}</strong>" in html
+    assert [card["position"] for card in result["positions"]] == list(range(1, len(vector["expected"]["cards"]) + 1))
+
+
+@pytest.mark.parametrize("field,value", [
+    ("server_seed", "ABC"), ("server_seed", "f" * 63), ("client_seed", "bad\x07seed"),
+    ("nonce", "-1"), ("nonce", "x"), ("decks", "9"), ("decks", "0"),
+])
+def test_bad_input_names_the_field(client, field, value):
+    params = {"server_seed": "0" * 64, "client_seed": "c", "nonce": "0", "decks": "8", field: value}
+    response = client.get("/", params)
+    assert response.status_code == 400
+    assert field in response.context["form"].errors
+    assert f'id="error-{field}"' in response.content.decode()
+    assert response.context["result"] is None
+
+
+def test_commitments_show_hashes_and_revealed_seeds_never_the_active_seed(client, game, operator, integration):
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+    services.round_deal(round_id=round_.pk, actor=integration)
+    revealed, active = services.seed_rotate(game_id=game.pk, actor=operator)
+    html = client.get("/").content.decode()
+    assert active.server_seed_hash in html
+    assert revealed.server_seed in html
+    assert active.server_seed not in html
+    assert SeedPair.objects.get(pk=active.pk).revealed_at is None
+    # The revealed seed recomputes the dealt round, and the page says whose seed it is.
+    response = client.get("/", {"server_seed": revealed.server_seed, "client_seed": revealed.client_seed,
+                                "nonce": round_.nonce, "decks": round_.decks})
+    round_.refresh_from_db()
+    assert response.context["result"]["cards"] == round_.cards
+    assert response.context["result"]["known_pair"] == revealed
+    assert game.name in response.content.decode()
+
+
+def test_the_verifier_script_is_offered_for_download(client):
+    html = client.get("/").content.decode()
+    assert 'href="/static/games/pf1_verify.py" download' in html
