@@ -47,6 +47,25 @@ def request_user():
     return _request_user.get()
 
 
+_acting_as = contextvars.ContextVar("audit_acting_as", default=None)
+
+
+@contextmanager
+def acting_as(actor: str):
+    """Name the system component behind changes that Django's signals record (a command, say)."""
+    token = _acting_as.set(actor)
+    try:
+        yield
+    finally:
+        _acting_as.reset(token)
+
+
+def signal_actor(default: str):
+    """Who made a change seen through a signal: a named component, the request's user, or ``default``."""
+    user = _request_user.get()
+    return _acting_as.get() or (user if user is not None and user.is_authenticated else default)
+
+
 def actor_fields(actor) -> dict:
     """A user, or a string naming the system component (``system:<worker>``)."""
     if isinstance(actor, AbstractBaseUser):

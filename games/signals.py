@@ -4,15 +4,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_login_failed
 from django.db.models.signals import m2m_changed, post_save, pre_save
 
-from games.audit import audit_record, request_user
+from games.audit import audit_record, signal_actor
 
 User = get_user_model()
 _WATCHED_USER_FIELDS = ("username", "is_active", "is_staff", "is_superuser")
-
-
-def _actor(default: str):
-    user = request_user()
-    return user if user is not None and user.is_authenticated else default
 
 
 def remember_user_before(sender, instance, **kwargs):
@@ -24,9 +19,9 @@ def record_user_saved(sender, instance, created, **kwargs):
     after = {name: getattr(instance, name) for name in _WATCHED_USER_FIELDS}
     before = getattr(instance, "_audit_before", None)
     if created:
-        audit_record(actor=_actor("system:user-management"), action="staff.created", obj=instance, after=after)
+        audit_record(actor=signal_actor("system:user-management"), action="staff.created", obj=instance, after=after)
     elif before != after:
-        audit_record(actor=_actor("system:user-management"), action="staff.changed", obj=instance,
+        audit_record(actor=signal_actor("system:user-management"), action="staff.changed", obj=instance,
                      before=before, after=after)
 
 
@@ -34,7 +29,7 @@ def record_roles_changed(sender, instance, action, pk_set, model, **kwargs):
     if action not in ("post_add", "post_remove", "post_clear") or not isinstance(instance, User):
         return
     groups = sorted(instance.groups.values_list("name", flat=True))
-    audit_record(actor=_actor("system:user-management"), action="staff.roles_changed", obj=instance,
+    audit_record(actor=signal_actor("system:user-management"), action="staff.roles_changed", obj=instance,
                  after={"groups": groups, "change": action.removeprefix("post_")})
 
 

@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
-from games.audit import audit_record
+from games.audit import acting_as
 from games.choices import Role
 from games.roles import STAFF_ROLES
 
@@ -32,7 +32,8 @@ def create_staff_user(*, username: str, role: Role, password: str, email: str = 
         group = Group.objects.get(name=role.group_name)
     except Group.DoesNotExist:
         raise CommandError(f"The group {role.group_name!r} does not exist; run `manage.py migrate` first.") from None
-    with transaction.atomic():
+    # The user, its role and the audit events Django's signals record for both: one transaction.
+    with transaction.atomic(), acting_as(actor):
         if User.objects.filter(username=username).exists():
             raise CommandError(f"A user named {username!r} already exists.")
         user = User(username=username, email=email, is_staff=role in STAFF_ROLES, is_superuser=role == Role.ADMIN)
@@ -49,9 +50,6 @@ def create_staff_user(*, username: str, role: Role, password: str, email: str = 
             raise CommandError(f"A user named {username!r} already exists.") from None
         user.groups.add(group)
         token = Token.objects.create(user=user)
-        audit_record(actor=actor, action="staff.created", obj=user,
-                     after={"username": username, "role": role.value, "group": group.name,
-                            "is_staff": user.is_staff, "is_superuser": user.is_superuser})
     return user, token
 
 

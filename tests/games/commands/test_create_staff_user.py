@@ -45,12 +45,14 @@ def test_creates_the_user_in_its_group_and_prints_the_token_last(role, staff, su
 def test_records_a_staff_created_audit_event():
     run("newbie", role="operator", password=PASSWORD)
 
-    event = AuditEvent.objects.get(action="staff.created", actor="system:create_staff_user")
+    event = AuditEvent.objects.get(action="staff.created")
     user = User.objects.get(username="newbie")
     assert (event.actor, event.actor_user, event.object_type, event.object_id) == (
         "system:create_staff_user", None, "user", str(user.pk))
-    assert event.after["role"] == "operator" and event.after["group"] == "Operators"
-    assert PASSWORD not in str(event.after)
+    assert event.after["username"] == "newbie" and event.after["is_staff"] is True
+    roles = AuditEvent.objects.get(action="staff.roles_changed", object_id=str(user.pk))
+    assert (roles.actor, roles.after["groups"]) == ("system:create_staff_user", ["Operators"])
+    assert PASSWORD not in str(event.after) + str(roles.after)
 
 
 def test_the_role_grants_its_permissions():
