@@ -168,13 +168,7 @@ class GameInstanceForm(forms.ModelForm):
             self.fields["decks"].widget.attrs.update({"min": MIN_DECKS, "max": MAX_DECKS})
 
     def clean_client_seed(self):
-        value = self.cleaned_data.get("client_seed", "")
-        if value == "":
-            return None
-        try:
-            return validate_client_seed(value)
-        except Pf1InputError as error:
-            raise ValidationError(f"The client seed {error.message}.") from None
+        return optional_client_seed(self.cleaned_data.get("client_seed", ""))
 
     def clean_reason(self):
         return (self.cleaned_data.get("reason") or "").strip()
@@ -189,6 +183,16 @@ class GameInstanceForm(forms.ModelForm):
         """The validated configuration fields present on the form, for the services."""
         return {name: self.cleaned_data[name] for name in GameInstance.CONFIGURATION_FIELDS
                 if name in self.cleaned_data}
+
+
+def optional_client_seed(value: str):
+    """An empty field means "keep/choose the default" (None); anything else must be a valid client seed."""
+    if value == "":
+        return None
+    try:
+        return validate_client_seed(value)
+    except Pf1InputError as error:
+        raise ValidationError(f"The client seed {error.message}.") from None
 
 
 # --- Intermediate action forms --------------------------------------------------------------------
@@ -213,13 +217,7 @@ class RotateSeedForm(forms.Form):
     )
 
     def clean_client_seed(self):
-        value = self.cleaned_data.get("client_seed", "")
-        if value == "":
-            return None
-        try:
-            return validate_client_seed(value)
-        except Pf1InputError as error:
-            raise ValidationError(f"The client seed {error.message}.") from None
+        return optional_client_seed(self.cleaned_data.get("client_seed", ""))
 
 
 class AdjustBalanceForm(ReasonForm):
