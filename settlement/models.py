@@ -99,3 +99,78 @@ class SettlementBatch(models.Model):
 
     def __str__(self):
         return f"Batch {self.pk} ({self.outcome}, {self.rounds} rounds)"
+
+
+# --- Daily aggregates of settled play (settlement.aggregates keeps them; the dashboard reads them) ---
+#
+# A day is the UTC date on which the round was settled (when its money moved). Amounts are whole
+# minor units ("cents") so that sums are exact on every database; the theoretical return is in
+# millionths of a cent (see settlement.aggregates).
+
+
+class DailyBetTotals(models.Model):
+    """Settled bets of one game and bet type on one day."""
+
+    day = models.DateField()
+    game = models.ForeignKey("games.GameInstance", on_delete=models.PROTECT, related_name="+")
+    bet_type = models.CharField(max_length=8)
+    bets = models.BigIntegerField(default=0)
+    won = models.BigIntegerField(default=0)
+    lost = models.BigIntegerField(default=0)
+    pushed = models.BigIntegerField(default=0)
+    handle_cents = models.BigIntegerField(default=0, help_text="Total staked, in cents.")
+    paid_out_cents = models.BigIntegerField(default=0, help_text="Total returned (stakes included), in cents.")
+    expected_return_ucents = models.BigIntegerField(
+        default=0, help_text="Σ stake × exact RTP of the bet's multiplier and shoe, in millionths of a cent.")
+
+    class Meta:
+        ordering = ["-day", "game", "bet_type"]
+        verbose_name_plural = "daily bet totals"
+        permissions = [("view_dashboard", "Can view the operations dashboard")]
+        constraints = [
+            models.UniqueConstraint(fields=["day", "game", "bet_type"], name="daily_bets_one_row_per_key"),
+        ]
+
+    def __str__(self):
+        return f"{self.day} {self.game_id} {self.bet_type}: {self.bets} bets"
+
+
+class DailyRoundTotals(models.Model):
+    """Settled rounds of one game and shoe size on one day, and how long they waited for settlement."""
+
+    day = models.DateField()
+    game = models.ForeignKey("games.GameInstance", on_delete=models.PROTECT, related_name="+")
+    decks = models.PositiveSmallIntegerField()
+    rounds = models.BigIntegerField(default=0)
+    player_wins = models.BigIntegerField(default=0)
+    banker_wins = models.BigIntegerField(default=0)
+    ties = models.BigIntegerField(default=0)
+    naturals = models.BigIntegerField(default=0)
+    lag_ms_sum = models.BigIntegerField(default=0, help_text="Σ (settled − dealt), in milliseconds.")
+    lag_ms_max = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-day", "game", "decks"]
+        verbose_name_plural = "daily round totals"
+        constraints = [
+            models.UniqueConstraint(fields=["day", "game", "decks"], name="daily_rounds_one_row_per_key"),
+        ]
+
+    def __str__(self):
+        return f"{self.day} {self.game_id} {self.decks} decks: {self.rounds} rounds"
+
+
+class DailyActiveAccount(models.Model):
+    """An account had at least one bet settled on this game on this day (distinct accounts per period)."""
+
+    day = models.DateField()
+    game = models.ForeignKey("games.GameInstance", on_delete=models.PROTECT, related_name="+")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["day", "game", "account"], name="daily_account_one_row_per_key"),
+        ]
+
+    def __str__(self):
+        return f"{self.day} {self.game_id} account {self.account_id}"

@@ -1,0 +1,329 @@
+"""Daily aggregates of settled play: kept exactly once by the settlement path, rebuilt and checked
+from the raw rows by ``manage.py rebuild_aggregates``. The dashboard reads only these.
+
+Three tables (settlement.models):
+
+- ``DailyBetTotals`` (day, game, bet type): bets, won / lost / pushed, handle and paid out in cents,
+  and the theoretical return: Σ stake × the exact return to player of the bet's own multiplier on
+  the round's shoe, each bet's share rounded to a millionth of a cent (so the sum is the same
+  however the bets are grouped: per batch, per day, in one go).
+- ``DailyRoundTotals`` (day, game, decks): rounds, PLAYER / BANKER / TIE, naturals, and the
+  settlement lag (dealt → settled) as a sum and a maximum in milliseconds.
+- ``DailyActiveAccount`` (day, game, account): one row per account with a settled bet, so distinct
+  accounts over any period come from a table of account-days, not from the bets.
+
+A day is the UTC date of the round's settlement. Every update is a handful of set-based statements
+(INSERT … SELECT … ON CONFLICT DO UPDATE with increments, on PostgreSQL and SQLite ≥ 3.24) run by
+``record_settled_rounds`` inside the settlement batch's own transaction, so a batch's aggregates
+commit or roll back with its payouts: exactly once. Rows are upserted in key order, so two batches
+never wait for each other's aggregate rows in opposite orders.
+
+The exact return to player of a bet is linear in its multiplier m: RTP = P(win) · m + P(push),
+with P from the exact odds of the shoe. The two coefficients of every (decks, bet type) travel
+with the statement, so the database computes each bet's theoretical return from its own multiplier
+and its round's decks: the configuration in force when the bet was accepted.
+"""
+
+from dataclasses import dataclass, field
+from decimal import Context, Decimal
+from fractions import Fraction
+from functools import lru_cache
+
+from django.db import connection, transaction
+
+from games.choices import BetStatus, Outcome, RoundStatus
+from games.engine import MAX_DECKS, MIN_DECKS, BetType, Multipliers, exact_odds, return_to_player
+from games.models import Bet, Round
+from settlement.models import DailyActiveAccount, DailyBetTotals, DailyRoundTotals
+
+CENTS_PER_UNIT = 100
+UCENTS_PER_UNIT = 100_000_000  # the theoretical return is stored in millionths of a cent
+SETTLED_BET_STATUSES = (BetStatus.WON, BetStatus.LOST, BetStatus.PUSH)
+_COEFFICIENT_DIGITS = Context(prec=40)
+
+
+# --- Exact return to player ---------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def rtp_coefficients(decks: int, bet_type: str) -> tuple[Fraction, Fraction]:
+    """(a, b) with RTP(m) = a · m + b exactly, for a bet of this type on a shoe of ``decks``."""
+    odds = exact_odds(decks)
+    at_zero = return_to_player(odds, bet_type, Multipliers(Decimal(0), Decimal(0), Decimal(0)))
+    at_one = return_to_player(odds, bet_type, Multipliers(Decimal(1), Decimal(1), Decimal(1)))
+    return at_one - at_zero, at_zero
+
+
+@lru_cache(maxsize=4096)
+def rtp(decks: int, bet_type: str, multiplier: Decimal) -> Fraction:
+    """The exact return to player of one bet type at one multiplier on one shoe (cached)."""
+    a, b = rtp_coefficients(decks, bet_type)
+    return a * Fraction(multiplier) + b
+
+
+def expected_return_ucents(stake: Decimal, decks: int, bet_type: str, multiplier: Decimal) -> int:
+    """One bet's theoretical return in millionths of a cent, rounded half up: what the SQL computes."""
+    value = Fraction(stake) * rtp(decks, bet_type, Decimal(multiplier)) * UCENTS_PER_UNIT
+    return int(value + Fraction(1, 2)) if value >= 0 else -int(-value + Fraction(1, 2))
+
+
+# --- SQL, for PostgreSQL and SQLite ---------------------------------------------------------------
+
+def _q(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def _table(model) -> str:
+    return _q(model._meta.db_table)
+
+
+def _column(model, name: str) -> str:
+    return _q(model._meta.get_field(name).column)
+
+
+def _day(expression: str) -> str:
+    """The UTC date of a timestamp column."""
+    if _postgres():
+        return f"(({expression}) AT TIME ZONE 'UTC')::date"
+    return f"date({expression})"
+
+
+def _cents(expression: str) -> str:
+    return f"CAST(ROUND(({expression}) * {CENTS_PER_UNIT}) AS BIGINT)"
+
+
+def _lag_ms(dealt: str, settled: str) -> str:
+    if _postgres():
+        return f"CAST(ROUND(EXTRACT(EPOCH FROM ({settled} - {dealt})) * 1000) AS BIGINT)"
+    return f"CAST(ROUND((julianday({settled}) - julianday({dealt})) * 86400000.0) AS BIGINT)"
+
+
+def _greatest(a: str, b: str) -> str:
+    return f"GREATEST({a}, {b})" if _postgres() else f"MAX({a}, {b})"
+
+
+def _coefficient_value(value: Fraction):
+    if _postgres():
+        return _COEFFICIENT_DIGITS.divide(Decimal(value.numerator), Decimal(value.denominator))
+    return float(value)
+
+
+def _coefficients_cte() -> tuple[str, list]:
+    """``rtp(decks, bet_type, win, push) AS (VALUES …)`` for every shoe and bet type."""
+    rows, params = [], []
+    for decks in range(MIN_DECKS, MAX_DECKS + 1):
+        for bet_type in BetType.ALL:
+            a, b = rtp_coefficients(decks, bet_type)
+            rows.append("(%s, %s, %s, %s)")
+            params += [decks, bet_type, _coefficient_value(a), _coefficient_value(b)]
+    return f"rtp_coefficients(decks, bet_type, win, push) AS (VALUES {', '.join(rows)})", params
+
+
+def _round_filter(round_ids) -> tuple[str, list]:
+    """SQL (on the round alias r) for settled rounds, all of them or those of ``round_ids``."""
+    status = f"r.{_column(Round, 'status')} = %s"
+    if round_ids is None:
+        return status, [RoundStatus.SETTLED]
+    round_ids = sorted({int(round_id) for round_id in round_ids})
+    if _postgres():
+        return f"r.{_column(Round, 'id')} = ANY(%s) AND {status}", [round_ids, RoundStatus.SETTLED]
+    placeholders = ", ".join(["%s"] * len(round_ids))
+    return f"r.{_column(Round, 'id')} IN ({placeholders}) AND {status}", [*round_ids, RoundStatus.SETTLED]
+
+
+def _bet_totals_select(round_ids) -> tuple[str, list, str, list]:
+    """(WITH …, SELECT …) computing DailyBetTotals rows from the raw bets, in key order."""
+    cte, cte_params = _coefficients_cte()
+    where, where_params = _round_filter(round_ids)
+    b = lambda name: f"b.{_column(Bet, name)}"  # noqa: E731
+    r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
+    statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
+    count_of = "SUM(CASE WHEN {} = %s THEN 1 ELSE 0 END)".format(b("status"))
+    select = f"""
+        SELECT {_day(r('settled_at'))}, {r('game')}, {b('bet_type')}, COUNT(*),
+               {count_of}, {count_of}, {count_of},
+               SUM({_cents(b('stake'))}), SUM({_cents(b('payout'))}),
+               SUM(CAST(ROUND({b('stake')} * (c.win * {b('multiplier')} + c.push) * {UCENTS_PER_UNIT}) AS BIGINT))
+        FROM {_table(Bet)} b
+        JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = {b('round')}
+        JOIN rtp_coefficients c ON c.decks = {r('decks')} AND c.bet_type = {b('bet_type')}
+        WHERE {where} AND {b('status')} IN ({statuses})
+        GROUP BY 1, 2, 3"""
+    params = [BetStatus.WON, BetStatus.LOST, BetStatus.PUSH, *where_params, *SETTLED_BET_STATUSES]
+    return f"WITH {cte}", cte_params, select, params
+
+
+def _round_totals_select(round_ids) -> tuple[str, list]:
+    where, where_params = _round_filter(round_ids)
+    r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
+    lag = _lag_ms(r("dealt_at"), r("settled_at"))
+    count_of = "SUM(CASE WHEN {} = %s THEN 1 ELSE 0 END)".format(r("outcome"))
+    select = f"""
+        SELECT {_day(r('settled_at'))}, {r('game')}, {r('decks')}, COUNT(*),
+               {count_of}, {count_of}, {count_of},
+               SUM(CASE WHEN {r('natural')} THEN 1 ELSE 0 END), SUM({lag}), MAX({lag})
+        FROM {_table(Round)} r
+        WHERE {where}
+        GROUP BY 1, 2, 3"""
+    return select, [Outcome.PLAYER, Outcome.BANKER, Outcome.TIE, *where_params]
+
+
+def _active_accounts_select(round_ids) -> tuple[str, list]:
+    where, where_params = _round_filter(round_ids)
+    statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
+    select = f"""
+        SELECT DISTINCT {_day(f"r.{_column(Round, 'settled_at')}")}, r.{_column(Round, 'game')},
+               b.{_column(Bet, 'account')}
+        FROM {_table(Bet)} b
+        JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = b.{_column(Bet, 'round')}
+        WHERE {where} AND b.{_column(Bet, 'status')} IN ({statuses})"""
+    return select, [*where_params, *SETTLED_BET_STATUSES]
+
+
+@dataclass(frozen=True)
+class AggregateTable:
+    model: type
+    key: tuple
+    counters: tuple = ()
+    maxima: tuple = ()
+
+    @property
+    def columns(self) -> tuple:
+        return self.key + self.counters + self.maxima
+
+    @property
+    def label(self) -> str:
+        return str(self.model._meta.verbose_name_plural)
+
+    def column_sql(self) -> str:
+        return ", ".join(_column(self.model, name) for name in self.columns)
+
+
+BET_TOTALS = AggregateTable(
+    DailyBetTotals, key=("day", "game", "bet_type"),
+    counters=("bets", "won", "lost", "pushed", "handle_cents", "paid_out_cents", "expected_return_ucents"),
+)
+ROUND_TOTALS = AggregateTable(
+    DailyRoundTotals, key=("day", "game", "decks"),
+    counters=("rounds", "player_wins", "banker_wins", "ties", "naturals", "lag_ms_sum"), maxima=("lag_ms_max",),
+)
+ACTIVE_ACCOUNTS = AggregateTable(DailyActiveAccount, key=("day", "game", "account"))
+TABLES = (BET_TOTALS, ROUND_TOTALS, ACTIVE_ACCOUNTS)
+
+
+def _computed(table: AggregateTable, round_ids) -> tuple[str, list, str, list]:
+    """(WITH prefix or "", its params, SELECT of the table's rows from the raw data, its params)."""
+    if table is BET_TOTALS:
+        return _bet_totals_select(round_ids)
+    if table is ROUND_TOTALS:
+        select, params = _round_totals_select(round_ids)
+    else:
+        select, params = _active_accounts_select(round_ids)
+    return "", [], select, params
+
+
+def _upsert_sql(table: AggregateTable, round_ids) -> tuple[str, list]:
+    with_sql, with_params, select, select_params = _computed(table, round_ids)
+    params = with_params + select_params
+    name = _table(table.model)
+    key = ", ".join(_column(table.model, k) for k in table.key)
+    order = ", ".join(str(i + 1) for i in range(len(table.key)))
+    if table.counters or table.maxima:
+        updates = [f"{_column(table.model, c)} = {name}.{_column(table.model, c)} + excluded.{_column(table.model, c)}"
+                   for c in table.counters]
+        updates += [f"{_column(table.model, c)} = "
+                    f"{_greatest(f'{name}.{_column(table.model, c)}', f'excluded.{_column(table.model, c)}')}"
+                    for c in table.maxima]
+        conflict = f"ON CONFLICT ({key}) DO UPDATE SET {', '.join(updates)}"
+    else:
+        conflict = f"ON CONFLICT ({key}) DO NOTHING"
+    sql = f"{with_sql} INSERT INTO {name} ({table.column_sql()}) {select} ORDER BY {order} {conflict}"
+    return sql, params
+
+
+# --- The settlement path --------------------------------------------------------------------------
+
+def record_settled_rounds(round_ids) -> None:
+    """Add these just-settled rounds and their bets to the daily aggregates.
+
+    Call it inside the settlement batch's transaction, after its bets and rounds are written
+    (bets WON / LOST / PUSH, rounds SETTLED with settled_at): three statements, whatever the size
+    of the batch. Rounds that are not SETTLED are ignored.
+    """
+    round_ids = list(round_ids)
+    if not round_ids:
+        return
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        for table in TABLES:
+            cursor.execute(*_upsert_sql(table, round_ids))
+
+
+# --- Rebuild and check ----------------------------------------------------------------------------
+
+@dataclass
+class TableCheck:
+    label: str
+    key: tuple
+    stored: int = 0
+    computed: int = 0
+    missing: int = 0      # computed from the raw data, not stored as such
+    unexpected: int = 0   # stored, not what the raw data gives
+    samples: list = field(default_factory=list)
+
+    @property
+    def agrees(self) -> bool:
+        return not (self.missing or self.unexpected)
+
+
+SAMPLES = 5
+
+
+def check(samples: int = SAMPLES) -> list[TableCheck]:
+    """Compare every aggregate table with what the raw rows give, set-based (EXCEPT both ways)."""
+    results = []
+    with connection.cursor() as cursor:
+        for table in TABLES:
+            with_sql, with_params, select, select_params = _computed(table, None)
+            stored = f"SELECT {table.column_sql()} FROM {_table(table.model)}"
+            result = TableCheck(table.label, table.key)
+            cursor.execute(f"{with_sql} SELECT (SELECT COUNT(*) FROM {_table(table.model)}), "
+                           f"(SELECT COUNT(*) FROM ({select}) computed)", with_params + select_params)
+            result.stored, result.computed = cursor.fetchone()
+            cursor.execute(
+                f"""{with_sql}
+                SELECT 'missing', d.* FROM ({select} EXCEPT {stored}) d
+                UNION ALL
+                SELECT 'unexpected', e.* FROM ({stored} EXCEPT {select}) e""",
+                with_params + select_params + select_params,
+            )
+            while rows := cursor.fetchmany(1000):
+                for side, *values in rows:
+                    setattr(result, side, getattr(result, side) + 1)
+                    if len(result.samples) < samples:
+                        result.samples.append((side, dict(zip(table.columns, values))))
+            results.append(result)
+    return results
+
+
+def rebuild() -> dict:
+    """Replace every aggregate with what the raw rows give; {table label: rows}. One transaction.
+
+    On PostgreSQL the aggregate tables are locked first, so a settlement batch that commits
+    meanwhile adds its increments after the rebuild, to the rebuilt rows.
+    """
+    counts = {}
+    with transaction.atomic(), connection.cursor() as cursor:
+        if _postgres():
+            names = ", ".join(_table(table.model) for table in TABLES)
+            cursor.execute(f"LOCK TABLE {names} IN SHARE ROW EXCLUSIVE MODE")
+        for table in TABLES:
+            cursor.execute(f"DELETE FROM {_table(table.model)}")
+        for table in TABLES:
+            with_sql, with_params, select, select_params = _computed(table, None)
+            cursor.execute(f"{with_sql} INSERT INTO {_table(table.model)} ({table.column_sql()}) {select}",
+                           with_params + select_params)
+            counts[table.label] = cursor.rowcount
+    return counts

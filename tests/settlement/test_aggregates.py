@@ -1,0 +1,181 @@
+"""The daily aggregates: kept by the settlement path exactly as a brute force over the raw rows
+gives them, rebuilt and checked by ``rebuild_aggregates``."""
+
+import random
+from datetime import date, timedelta
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.db.models import F
+
+from games import services as game_services
+from games.engine import BetType, Multipliers, exact_odds, return_to_player
+from games.models import Bet, Round
+from settlement import aggregates
+from settlement.models import DailyActiveAccount, DailyBetTotals, DailyRoundTotals
+from tests.aggregates_helpers import brute_force, clock, play_random, settle, stored  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(game, operator, integration, funded_account, clock, settle):  # noqa: F811
+    games = [
+        game,
+        game_services.game_create(actor=operator, slug="single-deck", name="Single deck", decks=1,
+                                  min_bet="0.50", max_bet="100.00", tie_multiplier="11"),
+        game_services.game_create(actor=operator, slug="six-deck", name="Six decks", decks=6,
+                                  min_bet="0.50", max_bet="100.00", banker_multiplier="1.9"),
+    ]
+    accounts = [funded_account(f"player-{n}", "5000.00") for n in range(5)]
+    return {"games": games, "accounts": accounts, "operator": operator, "integration": integration}
+
+
+def play(world, clock, settle, seed, **kwargs):  # noqa: F811
+    play_random(random.Random(seed), games=world["games"], accounts=world["accounts"],
+                integration=world["integration"], operator=world["operator"], clock=clock, settle=settle, **kwargs)
+
+
+def assert_matches_brute_force():
+    expected_bets, expected_rounds, expected_accounts = brute_force()
+    stored_bets, stored_rounds, stored_accounts = stored()
+    assert stored_rounds == expected_rounds
+    assert stored_accounts == expected_accounts
+    if connection.vendor == "postgresql":
+        assert stored_bets == expected_bets
+        return
+    # SQLite computes each bet's theoretical share in floating point: the same in every path,
+    # and within a millionth of a cent per bet of the exact value.
+    assert stored_bets.keys() == expected_bets.keys()
+    for key, row in stored_bets.items():
+        assert row[:6] == expected_bets[key][:6], key
+        assert abs(row[6] - expected_bets[key][6]) <= row[0], key
+
+
+def test_rtp_coefficients_are_the_engine_return_to_player():
+    for decks in (1, 6, 8):
+        for bet_type in BetType.ALL:
+            for multiplier in ("1.0", "1.95", "2", "8.5", "11", "999.9999"):
+                m = Decimal(multiplier)
+                expected = return_to_player(exact_odds(decks), bet_type, Multipliers(m, m, m))
+                assert aggregates.rtp(decks, bet_type, m) == expected
+
+
+def test_expected_return_rounds_half_up_to_a_millionth_of_a_cent():
+    value = aggregates.expected_return_ucents(Decimal("10.00"), 8, "BANKER", Decimal("1.95"))
+    exact = Fraction(10) * aggregates.rtp(8, "BANKER", Decimal("1.95")) * aggregates.UCENTS_PER_UNIT
+    assert abs(value - exact) <= Fraction(1, 2)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_aggregates_equal_a_brute_force_over_random_play(world, clock, settle, seed):  # noqa: F811
+    play(world, clock, settle, seed)
+    assert Round.objects.filter(status="SETTLED").count() > 20
+    assert Round.objects.filter(status="DEALT").exists() and Round.objects.filter(status="VOID").exists()
+    assert Bet.objects.values("multiplier").distinct().count() > 3  # configuration changes happened
+    assert DailyRoundTotals.objects.values("decks").distinct().count() >= 3
+    assert DailyBetTotals.objects.values("day").distinct().count() >= 4
+    assert_matches_brute_force()
+
+
+def test_a_batch_counts_once_even_when_settlement_is_asked_again(world, clock, settle):  # noqa: F811
+    play(world, clock, settle, 4, days=1, rounds_per_day=6)
+    before = stored()
+    settle()  # the dealt round left behind settles now; nothing else changes
+    dealt_left = Round.objects.filter(status="DEALT").count()
+    assert dealt_left == 0
+    settle()
+    assert stored() != before
+    assert_matches_brute_force()
+    # Recording rounds that were already settled again is what the settlement path never does;
+    # recording rounds that are not SETTLED changes nothing.
+    open_round = game_services.round_open(game_id=world["games"][0].pk, actor=world["integration"])
+    snapshot = stored()
+    aggregates.record_settled_rounds([open_round.pk])
+    aggregates.record_settled_rounds([])
+    assert stored() == snapshot
+
+
+def test_a_rolled_back_batch_leaves_no_aggregates(world, clock, settle, monkeypatch):  # noqa: F811
+    play(world, clock, settle, 5, days=1, rounds_per_day=4)
+    settle()
+    round_ = game_services.round_open(game_id=world["games"][0].pk, actor=world["integration"])
+    game_services.bet_place(round_id=round_.pk, account_external_id="player-0", bet_type="PLAYER",
+                            stake="2.00", idempotency_key="boom", client=world["integration"])
+    game_services.round_deal(round_id=round_.pk, actor=world["integration"])
+    snapshot = stored()
+    from settlement import services
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("the audit write failed")
+
+    monkeypatch.setattr(services, "audit_record", fail)
+    with pytest.raises(RuntimeError):
+        settle()
+    assert stored() == snapshot
+    assert Round.objects.get(pk=round_.pk).status == "DEALT"
+
+
+class TestRebuild:
+    def test_check_passes_and_rebuild_changes_nothing(self, world, clock, settle, capsys):  # noqa: F811
+        play(world, clock, settle, 6)
+        before = stored()
+        call_command("rebuild_aggregates", "--check")
+        out = capsys.readouterr().out
+        assert "agree" in out and "differ" not in out
+        call_command("rebuild_aggregates")
+        assert stored() == before
+        call_command("rebuild_aggregates", "--check")
+
+    @pytest.mark.parametrize("tamper", ["handle", "lag_max", "missing_round_row", "extra_account", "expected"])
+    def test_check_detects_a_tampered_aggregate(self, world, clock, settle, capsys, tamper):  # noqa: F811
+        play(world, clock, settle, 7, days=2)
+        good = stored()
+        if tamper == "handle":
+            DailyBetTotals.objects.filter(pk=DailyBetTotals.objects.order_by("pk").first().pk).update(
+                handle_cents=F("handle_cents") + 1)
+            table = "daily bet totals"
+        elif tamper == "expected":
+            DailyBetTotals.objects.filter(pk=DailyBetTotals.objects.order_by("-pk").first().pk).update(
+                expected_return_ucents=F("expected_return_ucents") - 1000)
+            table = "daily bet totals"
+        elif tamper == "lag_max":
+            DailyRoundTotals.objects.filter(pk=DailyRoundTotals.objects.order_by("pk").first().pk).update(
+                lag_ms_max=F("lag_ms_max") + 5)
+            table = "daily round totals"
+        elif tamper == "missing_round_row":
+            DailyRoundTotals.objects.filter(pk=DailyRoundTotals.objects.order_by("pk").first().pk).delete()
+            table = "daily round totals"
+        else:
+            row = DailyActiveAccount.objects.order_by("pk").first()
+            DailyActiveAccount.objects.create(day=row.day + timedelta(days=400), game_id=row.game_id,
+                                              account_id=row.account_id)
+            table = "daily active accounts"
+        with pytest.raises(CommandError) as error:
+            call_command("rebuild_aggregates", "--check")
+        assert error.value.returncode == 1
+        out = capsys.readouterr().out
+        assert f"{table}:" in out and "differ" in out
+        # Without --check the command reports the same and rebuilds: then all agrees again.
+        call_command("rebuild_aggregates")
+        assert "differ" in capsys.readouterr().out
+        assert stored() == good
+        call_command("rebuild_aggregates", "--check")
+
+    def test_check_on_empty_tables(self, db, capsys):
+        call_command("rebuild_aggregates", "--check")
+        assert "agree" in capsys.readouterr().out
+
+    def test_rebuild_fills_empty_tables(self, world, clock, settle):  # noqa: F811
+        play(world, clock, settle, 8, days=2)
+        good = stored()
+        for model in (DailyBetTotals, DailyRoundTotals, DailyActiveAccount):
+            model.objects.all().delete()
+        with pytest.raises(CommandError):
+            call_command("rebuild_aggregates", "--check")
+        call_command("rebuild_aggregates")
+        assert stored() == good
+        assert date.today  # the tables hold the UTC days of settlement
