@@ -13,8 +13,11 @@ READ_ALL = [
     "settlement.view_settlementbatch",
 ]
 
+# The operations dashboard (GGR, return to player against the exact odds, outcome tests).
+DASHBOARD = ["settlement.view_dashboard"]
+
 ROLE_PERMISSIONS = {
-    Role.OPERATOR: READ_ALL + [
+    Role.OPERATOR: READ_ALL + DASHBOARD + [
         "games.add_gameinstance", "games.change_gameinstance", "games.rotate_seeds",
         "games.void_round", "games.verify_round",
         "settlement.add_account", "settlement.adjust_account", "settlement.request_sweep",
@@ -22,7 +25,7 @@ ROLE_PERMISSIONS = {
         "django_celery_beat.view_intervalschedule", "django_celery_beat.add_intervalschedule",
         "django_celery_beat.view_crontabschedule", "django_celery_beat.add_crontabschedule",
     ],
-    Role.SUPPORT: READ_ALL + ["games.verify_round"],
+    Role.SUPPORT: READ_ALL + DASHBOARD + ["games.verify_round"],
     Role.INTEGRATION: [
         "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
         "settlement.view_account", "settlement.view_ledgerentry",

@@ -325,5 +325,6 @@ def rebuild() -> dict:
             with_sql, with_params, select, select_params = _computed(table, None)
             cursor.execute(f"{with_sql} INSERT INTO {_table(table.model)} ({table.column_sql()}) {select}",
                            with_params + select_params)
-            counts[table.label] = cursor.rowcount
+            cursor.execute(f"SELECT COUNT(*) FROM {_table(table.model)}")
+            counts[table.label] = cursor.fetchone()[0]
     return counts

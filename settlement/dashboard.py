@@ -1,0 +1,112 @@
+"""The operations dashboard in the admin (/admin/dashboard/), for those with settlement.view_dashboard.
+
+Installed on the admin site by ``install(site)`` (from SettlementConfig.ready): a URL of the site
+(``admin:dashboard``), an entry "Reports → Operations dashboard" in the index and the navigation
+sidebar, and the non-counting paginator on every list of the site (games.admin_paginator).
+Everything shown comes from settlement.reports, which reads only the daily aggregates.
+"""
+
+from datetime import timedelta
+
+from django import forms
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+
+from games.admin_paginator import install_paginator
+from games.models import GameInstance
+from settlement import reports
+
+PERMISSION = "settlement.view_dashboard"
+DEFAULT_DAYS = 30
+MAX_DAYS = 3 * 366
+
+
+class DashboardForm(forms.Form):
+    start = forms.DateField(label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    end = forms.DateField(label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    game = forms.ModelChoiceField(queryset=GameInstance.objects.order_by("slug"), required=False,
+                                  to_field_name="slug", empty_label="All games")
+    currency = forms.ChoiceField(required=False)
+
+    def __init__(self, data, currencies):
+        super().__init__(data)
+        self.fields["currency"].choices = [(c, c) for c in currencies] or [("USD", "USD")]
+
+    def clean(self):
+        data = super().clean()
+        start, end = data.get("start"), data.get("end")
+        if start and end:
+            if start > end:
+                raise forms.ValidationError("The period must start on or before its last day.")
+            if (end - start).days >= MAX_DAYS:
+                raise forms.ValidationError(f"Choose a period of at most {MAX_DAYS} days.")
+        game = data.get("game")
+        if game is not None:
+            data["currency"] = game.currency
+        return data
+
+
+def default_period():
+    today = timezone.now().date()
+    return today - timedelta(days=DEFAULT_DAYS - 1), today
+
+
+def dashboard_view(request, site):
+    if not request.user.is_active or not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path(), reverse("admin:login", current_app=site.name))
+    if not request.user.has_perm(PERMISSION):
+        raise PermissionDenied
+    currencies = reports.currencies()
+    start, end = default_period()
+    data = {"start": start.isoformat(), "end": end.isoformat(), "currency": currencies[0] if currencies else "USD"}
+    data.update({key: value for key, value in request.GET.items() if key in ("start", "end", "game", "currency")})
+    form = DashboardForm(data, currencies)
+    board = None
+    if form.is_valid():
+        board = reports.dashboard(start=form.cleaned_data["start"], end=form.cleaned_data["end"],
+                                  currency=form.cleaned_data["currency"] or data["currency"],
+                                  game=form.cleaned_data["game"])
+    context = {
+        **site.each_context(request),
+        "title": "Operations dashboard",
+        "subtitle": None,
+        "form": form,
+        "board": board,
+        "chart_data": board.series if board else {},
+        "currencies": currencies,
+        "queue_url": reverse("admin:settlement_settlementbatch_changelist", current_app=site.name),
+    }
+    request.current_app = site.name
+    return TemplateResponse(request, "admin/dashboard/dashboard.html", context)
+
+
+def install(site) -> None:
+    """Add the dashboard to an admin site (idempotent)."""
+    if getattr(site, "_dashboard_installed", False):
+        return
+    site._dashboard_installed = True
+    site_get_urls = site.get_urls
+    site_get_app_list = site.get_app_list
+
+    def get_urls():
+        view = never_cache(lambda request: dashboard_view(request, site))
+        return [path("dashboard/", view, name="dashboard")] + site_get_urls()
+
+    def get_app_list(request, app_label=None):
+        app_list = site_get_app_list(request, app_label)
+        if app_label is None and request.user.has_perm(PERMISSION):
+            url = reverse("admin:dashboard", current_app=site.name)
+            app_list.insert(0, {
+                "name": "Reports", "app_label": "reports", "app_url": url, "has_module_perms": True,
+                "models": [{"name": "Operations dashboard", "object_name": "Dashboard", "admin_url": url,
+                            "add_url": None, "view_only": True, "perms": {"view": True}}],
+            })
+        return app_list
+
+    site.get_urls = get_urls
+    site.get_app_list = get_app_list
+    install_paginator(site)

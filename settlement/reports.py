@@ -1,0 +1,370 @@
+"""Reads of the operations dashboard: from the daily aggregates only, never from the raw bets.
+
+Every figure is for a period of UTC settlement days and one currency (amounts of different
+currencies are never added up), for one game or all the games of that currency.
+"""
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from datetime import timezone as dt_timezone
+from decimal import Decimal
+from fractions import Fraction
+
+from django.db.models import Count, Max, Sum
+
+from games.engine import BetType, Outcome, exact_odds
+from games.engine.stats import chi_square_test_expected, natural_probability
+from games.models import AuditEvent, GameInstance
+from settlement.aggregates import CENTS_PER_UNIT, UCENTS_PER_UNIT
+from settlement.models import DailyActiveAccount, DailyBetTotals, DailyRoundTotals
+from settlement.selectors import settlement_queue
+
+CONFIGURED = "game.configured"
+CHANGES_SHOWN = 200
+
+_BET_SUMS = {name: Sum(name) for name in (
+    "bets", "won", "lost", "pushed", "handle_cents", "paid_out_cents", "expected_return_ucents")}
+_ROUND_SUMS = {name: Sum(name) for name in (
+    "rounds", "player_wins", "banker_wins", "ties", "naturals", "lag_ms_sum")}
+
+
+def _int(value) -> int:
+    return int(value or 0)
+
+
+def _money(cents: int) -> Decimal:
+    return (Decimal(cents) / CENTS_PER_UNIT).quantize(Decimal("0.01"))
+
+
+def _ratio(numerator, denominator):
+    return None if not denominator else float(Fraction(int(numerator), int(denominator)))
+
+
+def percent(value, places: int = 2) -> str:
+    return "—" if value is None else f"{value * 100:.{places}f} %"
+
+
+def p_value_text(test) -> str:
+    if test is None:
+        return "—"
+    return f"{test.p_value:.4f}" if test.p_value >= 0.0001 else f"{test.p_value:.2e}"
+
+
+def duration_text(milliseconds) -> str:
+    if milliseconds is None:
+        return "—"
+    if milliseconds < 1000:
+        return f"{milliseconds:.0f} ms"
+    if milliseconds < 120_000:
+        return f"{milliseconds / 1000:.1f} s"
+    return f"{milliseconds / 60_000:.1f} min"
+
+
+@dataclass
+class Totals:
+    """Rounds, bets and money of a game (or of all games) over the period."""
+
+    label: str
+    slug: str = ""
+    rounds: int = 0
+    bets: int = 0
+    handle_cents: int = 0
+    paid_out_cents: int = 0
+    expected_return_ucents: int = 0
+    active_accounts: int = 0
+
+    @property
+    def handle(self) -> Decimal:
+        return _money(self.handle_cents)
+
+    @property
+    def paid_out(self) -> Decimal:
+        return _money(self.paid_out_cents)
+
+    @property
+    def ggr(self) -> Decimal:
+        return _money(self.handle_cents - self.paid_out_cents)
+
+    @property
+    def hold(self) -> float | None:
+        """GGR / handle."""
+        return _ratio(self.handle_cents - self.paid_out_cents, self.handle_cents)
+
+    @property
+    def rtp(self) -> float | None:
+        return _ratio(self.paid_out_cents, self.handle_cents)
+
+    @property
+    def theoretical_rtp(self) -> float | None:
+        return _ratio(self.expected_return_ucents, self.handle_cents * (UCENTS_PER_UNIT // CENTS_PER_UNIT))
+
+    @property
+    def hold_percent(self) -> str:
+        return percent(self.hold)
+
+    @property
+    def rtp_percent(self) -> str:
+        return percent(self.rtp, 3)
+
+    @property
+    def theoretical_percent(self) -> str:
+        return percent(self.theoretical_rtp, 3)
+
+
+@dataclass
+class BetTypeReturn:
+    bet_type: str
+    bets: int
+    won: int
+    lost: int
+    pushed: int
+    handle_cents: int
+    paid_out_cents: int
+    expected_return_ucents: int
+
+    @property
+    def handle(self) -> Decimal:
+        return _money(self.handle_cents)
+
+    @property
+    def paid_out(self) -> Decimal:
+        return _money(self.paid_out_cents)
+
+    @property
+    def rtp(self) -> float | None:
+        return _ratio(self.paid_out_cents, self.handle_cents)
+
+    @property
+    def theoretical_rtp(self) -> float | None:
+        return _ratio(self.expected_return_ucents, self.handle_cents * (UCENTS_PER_UNIT // CENTS_PER_UNIT))
+
+    @property
+    def difference(self) -> float | None:
+        if self.rtp is None:
+            return None
+        return self.rtp - self.theoretical_rtp
+
+    @property
+    def rtp_percent(self) -> str:
+        return percent(self.rtp, 3)
+
+    @property
+    def theoretical_percent(self) -> str:
+        return percent(self.theoretical_rtp, 3)
+
+    @property
+    def difference_points(self) -> str:
+        """Actual minus theoretical, in percentage points."""
+        return "—" if self.difference is None else f"{self.difference * 100:+.3f} pt"
+
+
+@dataclass
+class OutcomeRow:
+    name: str
+    observed: int
+    expected: float
+    rounds: int
+
+    @property
+    def frequency(self) -> float | None:
+        return self.observed / self.rounds if self.rounds else None
+
+    @property
+    def probability(self) -> float | None:
+        """The exact probability (weighted by the rounds of each shoe size when they differ)."""
+        return self.expected / self.rounds if self.rounds else None
+
+    @property
+    def frequency_percent(self) -> str:
+        return percent(self.frequency, 3)
+
+    @property
+    def probability_percent(self) -> str:
+        return percent(self.probability, 3)
+
+
+@dataclass
+class Dashboard:
+    start: date
+    end: date
+    currency: str
+    game: GameInstance | None
+    games: list
+    per_game: list
+    overall: Totals
+    bet_types: list
+    outcomes: list
+    outcome_test: object
+    natural_test: object
+    decks: list
+    lag_avg_ms: float | None
+    lag_max_ms: int
+    queue: object
+    changes: list
+    series: dict = field(default_factory=dict)
+
+    @property
+    def outcome_p(self) -> str:
+        return p_value_text(self.outcome_test)
+
+    @property
+    def natural_p(self) -> str:
+        return p_value_text(self.natural_test)
+
+    @property
+    def lag_avg_text(self) -> str:
+        return duration_text(self.lag_avg_ms)
+
+    @property
+    def lag_max_text(self) -> str:
+        return duration_text(self.lag_max_ms if self.lag_avg_ms is not None else None)
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=dt_timezone.utc)
+
+
+def days_between(start: date, end: date) -> list:
+    return [start + timedelta(days=n) for n in range((end - start).days + 1)]
+
+
+def currencies() -> list:
+    return sorted(set(GameInstance.objects.values_list("currency", flat=True)))
+
+
+def dashboard(*, start: date, end: date, currency: str, game: GameInstance | None = None) -> Dashboard:
+    games = list(GameInstance.objects.filter(currency=currency).order_by("slug"))
+    selected = [game] if game is not None else games
+    game_ids = [g.pk for g in selected]
+    in_period = {"day__gte": start, "day__lte": end, "game_id__in": game_ids}
+
+    bet_rows = list(DailyBetTotals.objects.filter(**in_period).values("game_id", "bet_type").annotate(**_BET_SUMS))
+    round_rows = list(DailyRoundTotals.objects.filter(**in_period).values("game_id", "decks")
+                      .annotate(**_ROUND_SUMS, lag_max=Max("lag_ms_max")))
+    accounts = DailyActiveAccount.objects.filter(**in_period)
+    accounts_per_game = dict(accounts.values("game_id").annotate(n=Count("account_id", distinct=True))
+                             .values_list("game_id", "n"))
+    accounts_overall = accounts.aggregate(n=Count("account_id", distinct=True))["n"] or 0
+
+    per_game = {g.pk: Totals(label=g.name, slug=g.slug) for g in selected}
+    for row in bet_rows:
+        totals = per_game[row["game_id"]]
+        totals.bets += _int(row["bets"])
+        totals.handle_cents += _int(row["handle_cents"])
+        totals.paid_out_cents += _int(row["paid_out_cents"])
+        totals.expected_return_ucents += _int(row["expected_return_ucents"])
+    for row in round_rows:
+        per_game[row["game_id"]].rounds += _int(row["rounds"])
+    for game_id, count in accounts_per_game.items():
+        per_game[game_id].active_accounts = count
+    overall = Totals(label=f"All games ({currency})" if game is None else game.name)
+    for totals in per_game.values():
+        overall.rounds += totals.rounds
+        overall.bets += totals.bets
+        overall.handle_cents += totals.handle_cents
+        overall.paid_out_cents += totals.paid_out_cents
+        overall.expected_return_ucents += totals.expected_return_ucents
+    overall.active_accounts = accounts_overall
+
+    bet_types = []
+    for bet_type in BetType.ALL:
+        rows = [row for row in bet_rows if row["bet_type"] == bet_type]
+        bet_types.append(BetTypeReturn(bet_type, *(sum(_int(row[name]) for row in rows) for name in _BET_SUMS)))
+
+    # Outcomes against the exact odds of the shoe each round was dealt from.
+    rounds_by_decks = {}
+    observed = {"PLAYER": 0, "BANKER": 0, "TIE": 0, "natural": 0}
+    lag_sum = lag_max = 0
+    for row in round_rows:
+        rounds_by_decks[row["decks"]] = rounds_by_decks.get(row["decks"], 0) + _int(row["rounds"])
+        observed["PLAYER"] += _int(row["player_wins"])
+        observed["BANKER"] += _int(row["banker_wins"])
+        observed["TIE"] += _int(row["ties"])
+        observed["natural"] += _int(row["naturals"])
+        lag_sum += _int(row["lag_ms_sum"])
+        lag_max = max(lag_max, _int(row["lag_max"]))
+    rounds = sum(rounds_by_decks.values())
+    expected = {outcome: sum(float(n * exact_odds(d).of(outcome)) for d, n in rounds_by_decks.items())
+                for outcome in Outcome.ALL}
+    expected["natural"] = sum(float(n * natural_probability(d)) for d, n in rounds_by_decks.items())
+    outcomes = [OutcomeRow(name, observed[name], expected[name], rounds) for name in (*Outcome.ALL, "natural")]
+    outcome_test = chi_square_test_expected([observed[o] for o in Outcome.ALL], [expected[o] for o in Outcome.ALL])
+    natural_test = chi_square_test_expected([observed["natural"], rounds - observed["natural"]],
+                                            [expected["natural"], rounds - expected["natural"]])
+
+    changes = list(
+        AuditEvent.objects.filter(action=CONFIGURED, object_type="gameinstance",
+                                  object_id__in=[str(g) for g in game_ids],
+                                  created_at__gte=_midnight(start), created_at__lt=_midnight(end + timedelta(days=1)))
+        .order_by("created_at", "id")[:CHANGES_SHOWN]
+    )
+    slugs = {str(g.pk): g.slug for g in selected}
+    for change in changes:
+        change.game_slug = slugs.get(change.object_id, change.object_id)
+        change.summary = ", ".join(
+            f"{name.replace('_', ' ')} {(change.before or {}).get(name)} → {value}"
+            for name, value in sorted((change.after or {}).items())
+        )
+
+    return Dashboard(
+        start=start, end=end, currency=currency, game=game, games=games,
+        per_game=list(per_game.values()), overall=overall, bet_types=bet_types, outcomes=outcomes,
+        outcome_test=outcome_test, natural_test=natural_test, decks=sorted(rounds_by_decks),
+        lag_avg_ms=lag_sum / rounds if rounds else None, lag_max_ms=lag_max, queue=settlement_queue(),
+        changes=changes, series=_series(start, end, in_period, changes, expected, observed, rounds),
+    )
+
+
+def _series(start, end, in_period, changes, expected, observed, rounds) -> dict:
+    """Daily series for the charts, every day of the period (zeros where nothing was settled)."""
+    days = days_between(start, end)
+    index = {day: n for n, day in enumerate(days)}
+    handle = [0] * len(days)
+    paid = [0] * len(days)
+    expected_return = [0] * len(days)
+    by_type = {t: {"handle": [0] * len(days), "paid": [0] * len(days), "expected": [0] * len(days)}
+               for t in BetType.ALL}
+    for row in (DailyBetTotals.objects.filter(**in_period).values("day", "bet_type")
+                .annotate(handle=Sum("handle_cents"), paid=Sum("paid_out_cents"),
+                          expected=Sum("expected_return_ucents"))):
+        n = index[row["day"]]
+        handle[n] += _int(row["handle"])
+        paid[n] += _int(row["paid"])
+        expected_return[n] += _int(row["expected"])
+        series = by_type[row["bet_type"]]
+        series["handle"][n] += _int(row["handle"])
+        series["paid"][n] += _int(row["paid"])
+        series["expected"][n] += _int(row["expected"])
+    rounds_per_day = [0] * len(days)
+    lag_sum = [0] * len(days)
+    for row in (DailyRoundTotals.objects.filter(**in_period).values("day")
+                .annotate(rounds=Sum("rounds"), lag=Sum("lag_ms_sum"))):
+        n = index[row["day"]]
+        rounds_per_day[n] = _int(row["rounds"])
+        lag_sum[n] = _int(row["lag"])
+
+    scale = UCENTS_PER_UNIT // CENTS_PER_UNIT
+
+    def percent(numerator, denominator, factor=1):
+        return [round(100 * a / (b * factor), 4) if b else None for a, b in zip(numerator, denominator)]
+
+    return {
+        "days": [day.isoformat() for day in days],
+        "handle": [c / CENTS_PER_UNIT for c in handle],
+        "ggr": [(h - p) / CENTS_PER_UNIT for h, p in zip(handle, paid)],
+        "rtp": percent(paid, handle),
+        "theoretical_rtp": percent(expected_return, handle, scale),
+        "rtp_by_type": {t: {"actual": percent(s["paid"], s["handle"]),
+                            "theoretical": percent(s["expected"], s["handle"], scale)} for t, s in by_type.items()},
+        "rounds": rounds_per_day,
+        "lag_avg_ms": [round(s / r, 1) if r else None for s, r in zip(lag_sum, rounds_per_day)],
+        "outcomes": {
+            "labels": ["Player", "Banker", "Tie", "Natural"],
+            "observed": [round(100 * observed[k] / rounds, 4) if rounds else None
+                         for k in ("PLAYER", "BANKER", "TIE", "natural")],
+            "expected": [round(100 * expected[k] / rounds, 4) if rounds else None
+                         for k in ("PLAYER", "BANKER", "TIE", "natural")],
+        },
+        "changes": [{"day": change.created_at.date().isoformat(), "game": change.game_slug,
+                     "summary": change.summary, "reason": change.reason} for change in changes],
+    }
