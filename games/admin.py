@@ -14,25 +14,28 @@ from decimal import Decimal
 
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import quote, unquote
+from django.contrib.admin.views.main import ERROR_FLAG, PAGE_VAR, ChangeList
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError
-from django.db.models import Count, Sum
+from django.db.models import Count, Prefetch, Sum
 from django.db.models.constants import LOOKUP_SEP
-from django.http import HttpResponseRedirect, JsonResponse
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
-from django.utils.safestring import mark_safe
+from django.utils import timezone
 
-from games import services
+from games import exports, selectors, services
 from games.choices import RoundStatus
-from games.engine import RoundResult, label_symbol, play_round, third_card_reasons
+from games.engine import RoundResult, label_symbol, third_card_reasons
 from games.engine.cards import LABELS
 from games.errors import Conflict
-from games.forms import GameInstanceForm, ReasonForm, RotateSeedForm, rtp_preview
+from games.forms import GameInstanceForm, ReasonForm, RotateSeedForm, RoundRecallForm, rtp_preview
 from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
+from settlement.models import LedgerEntry
 from settlement.services import MAX_SETTLEMENT_FAILURES
 
 admin.site.site_header = "Baccarat back-office"
@@ -75,6 +78,16 @@ def cards_html(labels):
                        format_html_join(" ", "{}", ((card_html(label),) for label in labels)))
 
 
+def ledger_entries_html(entries):
+    """A bet's ledger entries: kind, signed amount and the balance after, each linked."""
+    if not entries:
+        return EMPTY
+    return format_html_join(
+        "<br>", '<a href="{}">{}</a> {} → balance {}',
+        ((admin_url(entry), entry.get_kind_display(), entry.amount, entry.balance_after) for entry in entries),
+    )
+
+
 def money(value) -> str:
     """An amount with its two decimal places (SQLite aggregates drop them)."""
     return f"{Decimal(value or 0):.2f}"
@@ -115,6 +128,8 @@ class BackOfficeAdmin(admin.ModelAdmin):
 
     numeric_search_fields: tuple = ()
     max_int_search_digits = 18
+    # The CSV export of the changelist (games.exports), offered to those who may view the model.
+    csv_export: exports.Export | None = None
 
     class Media:
         css = {"all": ("games/admin.css",)}
@@ -143,6 +158,50 @@ class BackOfficeAdmin(admin.ModelAdmin):
         actions.pop("delete_selected", None)
         return actions
 
+    # CSV export of exactly the rows the changelist shows (its filters, search and ordering).
+
+    def get_changelist(self, request, **kwargs):
+        if getattr(request, "_backoffice_export", False):
+            return ExportChangeList
+        return super().get_changelist(request, **kwargs)
+
+    def export_csv_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        request._backoffice_export = True
+        try:
+            changelist = self.get_changelist_instance(request)
+        except IncorrectLookupParameters:
+            return HttpResponseRedirect(f"{changelist_url(self.model)}?{ERROR_FLAG}=1")
+        return exports.csv_response(self.csv_export, changelist.get_queryset(request))
+
+    def export_url(self, request) -> str:
+        query = request.GET.copy()
+        query.pop(PAGE_VAR, None)
+        query.pop(ERROR_FLAG, None)
+        opts = self.opts
+        url = reverse(f"admin:{opts.app_label}_{opts.model_name}_export")
+        return f"{url}?{query.urlencode()}" if query else url
+
+    def changelist_tools(self, request) -> list:
+        """Links above the changelist: (url, label, css class)."""
+        tools = []
+        if self.csv_export is not None and self.has_view_permission(request):
+            tools.append((self.export_url(request), "Export CSV", "pf-export-csv"))
+        return tools
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {"backoffice_tools": self.changelist_tools(request), **(extra_context or {})}
+        return super().changelist_view(request, extra_context)
+
+    def get_urls(self):
+        urls = super().get_urls()
+        if self.csv_export is None:
+            return urls
+        info = self.opts.app_label, self.opts.model_name
+        return [path("export/", self.admin_site.admin_view(self.export_csv_view), name="%s_%s_export" % info),
+                *urls]
+
     def has_delete_permission(self, request, obj=None):
         return False
 
@@ -167,6 +226,17 @@ class BackOfficeAdmin(admin.ModelAdmin):
             "media": self.media + form.media,
         }
         return TemplateResponse(request, "admin/backoffice/action_form.html", context)
+
+
+class ExportChangeList(ChangeList):
+    """A changelist that only builds its queryset: an export reads every row itself, streamed, so no
+    page is fetched and no COUNT runs."""
+
+    def get_results(self, request):
+        self.result_count = self.full_result_count = None
+        self.result_list = []
+        self.can_show_all = self.multi_page = False
+        self.paginator = None
 
 
 class ReadOnlyAdmin(BackOfficeAdmin):
@@ -468,6 +538,17 @@ class SeedPairAdmin(ReadOnlyAdmin):
 _LABEL_INDEX = {label: index for index, label in enumerate(LABELS)}
 
 
+def dealt_positions(round_) -> list:
+    """Each card of a dealt round as (position, hand): Player, Banker, Player, Banker, then the third
+    cards, the Player's first when it drew."""
+    hands = ["Player", "Banker", "Player", "Banker"]
+    if len(round_.player_cards) == 3:
+        hands.append("Player")
+    if len(round_.banker_cards) == 3:
+        hands.append("Banker")
+    return [(position, hand, label) for position, (hand, label) in enumerate(zip(hands, round_.cards), start=1)]
+
+
 def round_result(round_) -> RoundResult | None:
     """The stored deal as the engine's RoundResult (card indices within one deck suffice)."""
     if not round_.cards or round_.outcome is None:
@@ -501,7 +582,7 @@ class SettlementFilter(admin.SimpleListFilter):
 
 class BetInline(admin.TabularInline):
     model = Bet
-    fields = ("bet_link", "account", "bet_type", "stake", "multiplier", "status", "payout", "placed_at")
+    fields = ("bet_link", "account", "bet_type", "stake", "multiplier", "status", "payout", "ledger", "placed_at")
     readonly_fields = fields
     extra = 0
     max_num = 0
@@ -518,11 +599,17 @@ class BetInline(admin.TabularInline):
         return False
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("account")
+        entries = LedgerEntry.objects.select_related("account").order_by("pk")
+        return (super().get_queryset(request).select_related("account")
+                .prefetch_related(Prefetch("ledger_entries", queryset=entries)))
 
     @admin.display(description="bet")
     def bet_link(self, obj):
         return link(obj, f"#{obj.pk}")
+
+    @admin.display(description="ledger entries")
+    def ledger(self, obj):
+        return ledger_entries_html(obj.ledger_entries.all())
 
 
 @admin.register(Round)
@@ -536,6 +623,8 @@ class RoundAdmin(ReadOnlyAdmin):
     show_full_result_count = False
     inlines = [BetInline]
     actions = ["void_rounds"]
+    csv_export = exports.ROUNDS_EXPORT
+    change_list_template = "admin/backoffice/change_list.html"
     fieldsets = (
         (None, {"fields": ("id", "game_link", "status", "opened_at", "dealt_at", "settled_at", "voided_at",
                            "void_reason", "settlement_failures")}),
@@ -558,7 +647,13 @@ class RoundAdmin(ReadOnlyAdmin):
 
     @admin.display(description="cards in dealt order")
     def cards_shown(self, obj):
-        return cards_html(obj.cards)
+        if not obj.cards:
+            return EMPTY
+        positions = format_html_join(
+            "", '<li><span class="pf-position">{}</span> {} {}</li>',
+            ((position, hand, card_html(label)) for position, hand, label in dealt_positions(obj)),
+        )
+        return format_html('{}<ol class="pf-positions">{}</ol>', cards_html(obj.cards), positions)
 
     @admin.display(description="game")
     def game_link(self, obj):
@@ -606,19 +701,11 @@ class RoundAdmin(ReadOnlyAdmin):
 
     @admin.display(description="verification")
     def verification(self, obj):
-        seed = obj.seed_pair.revealed_server_seed
-        if seed is None:
-            return "Possible once the seed pair is revealed."
-        if not obj.cards:
-            return "Not dealt."
-        result = play_round(seed, obj.seed_pair.client_seed, obj.nonce, obj.decks).as_dict()
-        stored = {"cards": obj.cards, "player": {"cards": obj.player_cards, "score": obj.player_score},
-                  "banker": {"cards": obj.banker_cards, "score": obj.banker_score},
-                  "natural": obj.natural, "outcome": obj.outcome}
-        if result == stored:
-            return mark_safe('<span class="pf-ok">✔ Recomputed from the revealed seed: matches.</span>')
-        return format_html('<span class="pf-bad">✘ Recomputed from the revealed seed: {} — does not match.</span>',
-                           " ".join(result["cards"]))
+        if not self.is_verifiable(obj):
+            if obj.seed_pair.revealed_at is None:
+                return "Possible once the seed pair is revealed."
+            return "Never dealt: nothing to verify."
+        return "The seed pair is revealed: “Recompute by PF-1” (above) recomputes the round and compares it."
 
     @admin.display(description="bets")
     def bet_totals(self, obj):
@@ -676,18 +763,119 @@ class RoundAdmin(ReadOnlyAdmin):
             description="Voiding refunds every pending bet of the round. Only open or dealt rounds can be voided.",
         )
 
+    # Verification by PF-1, on request.
+
+    def has_verify_round_permission(self, request, obj=None):
+        return request.user.has_perm("games.verify_round")
+
+    @staticmethod
+    def is_verifiable(round_) -> bool:
+        return round_.seed_pair.revealed_at is not None and bool(round_.cards)
+
+    def verify_round_view(self, request, object_id):
+        """POST: recompute the round from its revealed seed pair (selectors.round_verification) and show
+        the stored and recomputed deal side by side. Nothing is written."""
+        round_ = self.get_object(request, unquote(object_id))
+        if round_ is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_verify_round_permission(request, round_):
+            raise PermissionDenied
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        try:
+            verification = selectors.round_verification(round_=round_)
+        except Conflict as conflict:
+            self.message_user(request, f"Round {round_.pk} not verified. {conflict.message}", messages.ERROR)
+            return HttpResponseRedirect(admin_url(round_))
+        if verification["verified"]:
+            self.message_user(request, f"Round {round_.pk} recomputed by PF-1: it matches the stored round.",
+                              messages.SUCCESS)
+        else:
+            self.message_user(request, f"Round {round_.pk} recomputed by PF-1: it does NOT match "
+                                       f"({', '.join(verification['mismatches'])} differ).", messages.ERROR)
+        stored, recomputed = verification["stored"], verification["recomputed"]
+        comparison = [
+            (label, render(stored), render(recomputed), key not in verification["mismatches"])
+            for key, label, render in (
+                ("server_seed_hash", "Server seed hash", lambda d: format_html("<code>{}</code>", d["server_seed_hash"])),
+                ("cards", "Cards in dealt order", lambda d: cards_html(d["cards"])),
+                ("player", "Player", lambda d: self._hand(d["player"]["cards"], d["player"]["score"])),
+                ("banker", "Banker", lambda d: self._hand(d["banker"]["cards"], d["banker"]["score"])),
+                ("natural", "Natural", lambda d: "yes" if d["natural"] else "no"),
+                ("outcome", "Outcome", lambda d: d["outcome"]),
+            )
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Round {round_.pk} recomputed by PF-1",
+            "opts": self.opts,
+            "original": round_,
+            "verification": verification,
+            "comparison": comparison,
+            "media": self.media,
+        }
+        return TemplateResponse(request, "admin/games/round/verification.html", context)
+
+    # Round recall: find rounds by id, account, game or time.
+
+    RECALL_PER_PAGE = 50
+
+    def recall_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        form = RoundRecallForm(request.GET or None)
+        results = None
+        if form.is_valid():
+            try:
+                page = int(request.GET.get("page", 1))
+            except ValueError:
+                page = 1
+            results = selectors.round_search_page(page=page, per_page=self.RECALL_PER_PAGE, **form.criteria())
+
+        def page_url(number):
+            query = request.GET.copy()
+            query["page"] = number
+            return f"?{query.urlencode()}"
+
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Round recall",
+            "opts": self.opts,
+            "form": form,
+            "results": results,
+            "rows": [] if results is None else [
+                {"round": round_, "url": admin_url(round_), "cards": cards_html(round_.cards),
+                 "staked": money(round_.staked) if round_.bet_count else EMPTY,
+                 "paid": money(round_.paid) if round_.paid is not None else EMPTY}
+                for round_ in results.rounds
+            ],
+            "next_url": page_url(results.page + 1) if results and results.has_next else None,
+            "previous_url": page_url(results.page - 1) if results and results.has_previous else None,
+            "media": self.media + form.media,
+        }
+        return TemplateResponse(request, "admin/games/round/recall.html", context)
+
+    def changelist_tools(self, request) -> list:
+        return [(reverse("admin:games_round_recall"), "Round recall", "pf-round-recall"),
+                *super().changelist_tools(request)]
+
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = dict(extra_context or {})
         round_ = self.get_object(request, unquote(object_id))
         if (round_ is not None and round_.status in (RoundStatus.OPEN, RoundStatus.DEALT)
                 and self.has_void_round_permission(request, round_)):
             extra_context["void_url"] = reverse("admin:games_round_void", args=[quote(round_.pk)])
+        if round_ is not None and self.is_verifiable(round_) and self.has_verify_round_permission(request, round_):
+            extra_context["verify_url"] = reverse("admin:games_round_verify", args=[quote(round_.pk)])
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name
         return [
+            path("recall/", self.admin_site.admin_view(self.recall_view), name="%s_%s_recall" % info),
             path("<path:object_id>/void/", self.admin_site.admin_view(self.void_round_view), name="%s_%s_void" % info),
+            path("<path:object_id>/verify/", self.admin_site.admin_view(self.verify_round_view),
+                 name="%s_%s_verify" % info),
         ] + super().get_urls()
 
 
@@ -701,6 +889,8 @@ class BetAdmin(ReadOnlyAdmin):
     search_help_text = "Account external id, idempotency key or client (exact); a number matches the bet or round id."
     numeric_search_fields = ("round_id",)
     show_full_result_count = False
+    csv_export = exports.BETS_EXPORT
+    change_list_template = "admin/backoffice/change_list.html"
     fields = ("id", "round_link", "game", "account", "client", "bet_type", "stake", "multiplier",
               "idempotency_key", "status", "payout", "placed_at", "settled_at", "ledger")
     readonly_fields = fields
@@ -718,13 +908,7 @@ class BetAdmin(ReadOnlyAdmin):
 
     @admin.display(description="ledger entries")
     def ledger(self, obj):
-        entries = list(obj.ledger_entries.order_by("pk"))
-        if not entries:
-            return EMPTY
-        return format_html_join(
-            "<br>", '<a href="{}">{}</a> {} → balance {}',
-            ((admin_url(entry), entry.get_kind_display(), entry.amount, entry.balance_after) for entry in entries),
-        )
+        return ledger_entries_html(list(obj.ledger_entries.order_by("pk")))
 
 
 # --- Audit trail ----------------------------------------------------------------------------------
@@ -736,6 +920,8 @@ class AuditEventAdmin(ReadOnlyAdmin):
     search_fields = ("=object_id", "actor", "=request_id", "=hash")
     search_help_text = "Object id (exact), actor, request id or event hash; a number also matches the event id."
     show_full_result_count = False
+    csv_export = exports.AUDIT_EXPORT
+    change_list_template = "admin/games/auditevent/change_list.html"
     fields = ("id", "created_at", "actor", "actor_user", "action", "object_type", "object_id", "reason",
               "before_shown", "after_shown", "request_id", "source_ip", "prev_hash", "hash")
     readonly_fields = fields
@@ -751,3 +937,34 @@ class AuditEventAdmin(ReadOnlyAdmin):
     @admin.display(description="after")
     def after_shown(self, obj):
         return json_html(obj.after)
+
+    # The head of the chain, to publish outside the database.
+
+    def head_view(self, request):
+        """The newest event's id and hash as JSON: publish it (or keep it elsewhere) to pin the chain;
+        ``manage.py audit_verify`` later confirms the chain still ends in it."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        head = selectors.audit_head()
+        # The keys of ``audit_verify --json``, so a published head compares with a later check at a glance.
+        body = {"head_id": head["id"], "head_hash": head["hash"],
+                "head_created_at": head["created_at"].isoformat() if head["created_at"] else None,
+                "taken_at": timezone.now().isoformat()}
+        response = JsonResponse(body, json_dumps_params={"indent": 2})
+        if "download" in request.GET:
+            response["Content-Disposition"] = f'attachment; filename="audit-head-{head["id"] or 0}.json"'
+        return response
+
+    def changelist_tools(self, request) -> list:
+        head_url = reverse("admin:games_auditevent_head")
+        return [*super().changelist_tools(request), (f"{head_url}?download=1", "Download head (JSON)",
+                                                      "pf-audit-head")]
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {"audit_head": selectors.audit_head(),
+                         "audit_head_url": reverse("admin:games_auditevent_head"), **(extra_context or {})}
+        return super().changelist_view(request, extra_context)
+
+    def get_urls(self):
+        return [path("head.json", self.admin_site.admin_view(self.head_view), name="games_auditevent_head"),
+                *super().get_urls()]

@@ -234,6 +234,52 @@ class AdjustBalanceForm(ReasonForm):
         return amount
 
 
+# --- Support tools ---------------------------------------------------------------------------------
+
+class DateTimeLocalInput(forms.DateTimeInput):
+    input_type = "datetime-local"
+
+    def __init__(self, attrs=None):
+        super().__init__(attrs, format="%Y-%m-%dT%H:%M")
+
+
+class RoundRecallForm(forms.Form):
+    """Find rounds for support: by id, by an account that bet on them, by game, by the time they opened.
+
+    Criteria combine (all must match); at least one is needed. Times are UTC.
+    """
+
+    round_id = forms.IntegerField(required=False, min_value=1, max_value=2**63 - 1, label="Round id")
+    account = forms.CharField(required=False, max_length=100, label="Account",
+                              help_text="The player's external id (exact).")
+    game = forms.ModelChoiceField(queryset=GameInstance.objects.order_by("slug"), required=False,
+                                  to_field_name="slug", empty_label="Any game")
+    opened_from = forms.DateTimeField(required=False, widget=DateTimeLocalInput(), label="Opened from",
+                                      help_text="UTC, inclusive.")
+    opened_to = forms.DateTimeField(required=False, widget=DateTimeLocalInput(), label="Opened before",
+                                    help_text="UTC, exclusive.")
+
+    CRITERIA = ("round_id", "account", "game", "opened_from", "opened_to")
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        if all(cleaned.get(name) in (None, "") for name in self.CRITERIA):
+            raise ValidationError("Give a round id, an account, a game or a time range.")
+        start, end = cleaned.get("opened_from"), cleaned.get("opened_to")
+        if start and end and start >= end:
+            self.add_error("opened_to", "Must be later than the start of the range.")
+        return cleaned
+
+    def criteria(self) -> dict:
+        """The cleaned criteria as ``selectors.round_search`` takes them."""
+        data = self.cleaned_data
+        return {"round_id": data.get("round_id"), "account": data.get("account", "").strip(),
+                "game": data.get("game"), "opened_from": data.get("opened_from"),
+                "opened_to": data.get("opened_to")}
+
+
 # --- The public verification page -----------------------------------------------------------------
 
 class PublicVerifyForm(forms.Form):

@@ -7,12 +7,16 @@ The server seed of a pair leaves this module only through ``SeedPair.revealed_se
 (None until the pair is revealed).
 """
 
-from django.db.models import Prefetch, QuerySet
+from dataclasses import dataclass
+from datetime import datetime
 
+from django.db.models import Count, Prefetch, QuerySet, Sum
+
+from games import audit
 from games.engine import odds_report, verify_round
 from games.choices import GameStatus
 from games.errors import Conflict
-from games.models import Bet, GameInstance, Round, SeedPair
+from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
 from settlement.models import Account, LedgerEntry
 
 PUBLIC_REVEALED_PER_GAME = 10
@@ -91,6 +95,58 @@ def round_recall(*, round_id: int) -> Round:
         .prefetch_related(Prefetch("bets", queryset=bets))
         .get(pk=round_id)
     )
+
+
+@dataclass(frozen=True)
+class RoundSearchPage:
+    """One page of a round search, newest first, with each round's bet count and totals."""
+
+    rounds: list
+    page: int
+    has_next: bool
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+
+def round_search(*, round_id: int | None = None, account: str = "", game: GameInstance | None = None,
+                 opened_from: datetime | None = None, opened_to: datetime | None = None) -> QuerySet[Round]:
+    """Rounds matching every criterion given, newest first: an id, an account (external id) that bet
+    on them, a game, and the time they were opened (``opened_from`` inclusive, ``opened_to`` exclusive)."""
+    rounds = Round.objects.select_related("game", "seed_pair").order_by("-id")
+    if round_id is not None:
+        rounds = rounds.filter(pk=round_id)
+    if account:
+        # A subquery rather than a join: a round with several bets of the account is listed once.
+        rounds = rounds.filter(pk__in=Bet.objects.filter(account__external_id=account).values("round_id"))
+    if game is not None:
+        rounds = rounds.filter(game=game)
+    if opened_from is not None:
+        rounds = rounds.filter(opened_at__gte=opened_from)
+    if opened_to is not None:
+        rounds = rounds.filter(opened_at__lt=opened_to)
+    return rounds
+
+
+def round_search_page(*, page: int = 1, per_page: int = 50, **criteria) -> RoundSearchPage:
+    """A page of ``round_search``: no COUNT of the matches, one query more for the bet totals."""
+    page = max(1, page)
+    start = (page - 1) * per_page
+    rounds = list(round_search(**criteria)[start:start + per_page + 1])
+    has_next = len(rounds) > per_page
+    rounds = rounds[:per_page]
+    totals = {
+        row["round_id"]: row for row in
+        Bet.objects.filter(round_id__in=[round_.pk for round_ in rounds]).order_by()
+        .values("round_id").annotate(count=Count("id"), staked=Sum("stake"), paid=Sum("payout"))
+    }
+    for round_ in rounds:
+        row = totals.get(round_.pk, {})
+        round_.bet_count = row.get("count", 0)
+        round_.staked = row.get("staked")
+        round_.paid = row.get("paid")
+    return RoundSearchPage(rounds=rounds, page=page, has_next=has_next)
 
 
 def _stored_result(round_: Round) -> dict:
@@ -173,3 +229,21 @@ def account_get(*, external_id: str) -> Account:
 def account_ledger(*, account: Account) -> QuerySet[LedgerEntry]:
     """The account's ledger, newest entry first."""
     return LedgerEntry.objects.filter(account=account).select_related("account").order_by("-id")
+
+
+# --- Audit trail --------------------------------------------------------------------------------
+
+
+def audit_head() -> dict:
+    """The newest event's id, hash and time (the genesis hash while the log is empty)."""
+    return audit.audit_head()
+
+
+def audit_event_list(*, filters: dict | None = None) -> QuerySet[AuditEvent]:
+    """Audit events, newest first. Filters (exact): ``action``, ``object_type``, ``object_id``, ``request_id``."""
+    filters = filters or {}
+    events = AuditEvent.objects.order_by("-id")
+    for name in ("action", "object_type", "object_id", "request_id"):
+        if filters.get(name):
+            events = events.filter(**{name: filters[name]})
+    return events

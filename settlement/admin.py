@@ -1,7 +1,8 @@
 """Money in the back-office: accounts, the append-only ledger, settlement batches (all read-only).
 
 The one write is a balance adjustment with a reason, through ``settlement.services.account_adjust``
-(permission ``settlement.adjust_account``).
+(permission ``settlement.adjust_account``). Each account has a history page: its ledger in order
+with the running balance, and its bets.
 """
 
 from django.contrib import admin, messages
@@ -9,13 +10,15 @@ from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Sum
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from games import exports
 from games.admin import EMPTY, ReadOnlyAdmin, admin_url, changelist_url, link, money, service_error_messages
 from games.forms import AdjustBalanceForm
 from games.models import Bet, Round
-from settlement import services
+from settlement import selectors, services
 from settlement.models import Account, LedgerEntry, SettlementBatch
 from settlement.selectors import settlement_queue
 
@@ -60,9 +63,58 @@ class AccountAdmin(ReadOnlyAdmin):
 
     @admin.display(description="more")
     def related_links(self, obj):
-        return format_html('<a href="{}">Whole ledger</a> · <a href="{}">Bets</a>',
+        return format_html('<a href="{}">Whole ledger</a> · <a href="{}">Bets</a> · the running balance: '
+                           '“History” above',
                            changelist_url(LedgerEntry, account__id__exact=obj.pk),
                            changelist_url(Bet, account__id__exact=obj.pk))
+
+    # History: the ledger in order with the running balance, and the bets.
+
+    def has_history_permission(self, request, obj=None):
+        return (self.has_view_permission(request, obj) and request.user.has_perm("settlement.view_ledgerentry")
+                and request.user.has_perm("games.view_bet"))
+
+    def history_view(self, request, object_id):
+        account = self.get_object(request, unquote(object_id))
+        if account is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_history_permission(request, account):
+            raise PermissionDenied
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponseNotAllowed(["GET"])
+        history = selectors.account_history(account=account, page=request.GET.get("page", 1))
+        bets = selectors.account_bets(account=account, page=request.GET.get("bets_page", 1))
+        discrepancies = (selectors.account_ledger_discrepancies(account=account)
+                         if "check" in request.GET else None)
+        def page_url(param, number):
+            query = request.GET.copy()
+            query[param] = number
+            return f"?{query.urlencode()}"
+
+        def pages(page, param):
+            links = []
+            if page.has_previous():
+                links += [("« First", page_url(param, 1)), ("‹ Previous", page_url(param, page.previous_page_number()))]
+            if page.has_next():
+                links += [("Next ›", page_url(param, page.next_page_number())),
+                          ("Last »", page_url(param, page.paginator.num_pages))]
+            return links
+
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"History of {account.external_id}",
+            "opts": self.opts,
+            "original": account,
+            "history": history,
+            "history_pages": pages(history.page, "page"),
+            "bets": bets,
+            "bet_pages": pages(bets, "bets_page"),
+            "discrepancies": discrepancies,
+            "check_url": page_url("check", 1),
+            "page_of": {item["id"]: page_url("page", item["page"]) for item in discrepancies or []},
+            "media": self.media,
+        }
+        return TemplateResponse(request, "admin/settlement/account/history.html", context)
 
     # Adjustments.
 
@@ -121,6 +173,9 @@ class AccountAdmin(ReadOnlyAdmin):
         extra_context = dict(extra_context or {})
         if self.has_adjust_account_permission(request):
             extra_context["adjust_url"] = reverse("admin:settlement_account_adjust", args=[quote(unquote(object_id))])
+        if self.has_history_permission(request):
+            extra_context["history_url"] = reverse("admin:settlement_account_account_history",
+                                                   args=[quote(unquote(object_id))])
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_urls(self):
@@ -128,6 +183,8 @@ class AccountAdmin(ReadOnlyAdmin):
         return [
             path("<path:object_id>/adjust/", self.admin_site.admin_view(self.adjust_view),
                  name="%s_%s_adjust" % info),
+            path("<path:object_id>/account-history/", self.admin_site.admin_view(self.history_view),
+                 name="%s_%s_account_history" % info),
         ] + super().get_urls()
 
 
@@ -140,6 +197,8 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
     search_help_text = "Account external id (exact) or reason; a number matches the entry or bet id."
     numeric_search_fields = ("bet_id",)
     show_full_result_count = False
+    csv_export = exports.LEDGER_EXPORT
+    change_list_template = "admin/backoffice/change_list.html"
     fields = ("id", "created_at", "account", "kind", "amount", "balance_after", "bet_link", "reason")
     readonly_fields = fields
 

@@ -45,7 +45,8 @@ def secrets_of_unrevealed_pairs():
 
 
 def assert_no_secret(response, secrets, url):
-    content = response.content.decode()
+    # CSV exports stream their body.
+    content = (b"".join(response.streaming_content) if response.streaming else response.content).decode()
     for secret in secrets:
         assert secret not in content, f"an unrevealed server seed appears on {url}"
         assert secret[:16] not in content, f"part of an unrevealed server seed appears on {url}"
@@ -65,11 +66,18 @@ def page_urls(client):
         urls.append(changelist)
         if model_admin.search_fields:
             urls.extend(f"{changelist}?q={term}" for term in SEARCH_TERMS)
+        export = (reverse(f"admin:{opts.app_label}_{opts.model_name}_export")
+                  if getattr(model_admin, "csv_export", None) else None)
+        if export:
+            urls.append(export)
+            urls.extend(f"{export}?q={term}" for term in SEARCH_TERMS)
         response = client.get(changelist)
         if response.status_code == 200 and "cl" in response.context:
             for spec in response.context["cl"].filter_specs:
                 for choice in spec.choices(response.context["cl"]):
                     urls.append(f"{changelist}{choice['query_string']}")
+                    if export:
+                        urls.append(f"{export}{choice['query_string']}")
         for obj in model.objects.order_by("-pk")[:OBJECTS_PER_MODEL]:
             urls.append(reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk]))
             urls.append(reverse(f"admin:{opts.app_label}_{opts.model_name}_history", args=[obj.pk]))
@@ -80,6 +88,12 @@ def page_urls(client):
         urls.append(admin_url(round_, "void"))
     for account in Account.objects.all():
         urls.append(admin_url(account, "adjust"))
+        urls.append(admin_url(account, "account_history"))
+        urls.append(admin_url(account, "account_history") + "?check=1&bets_page=2")
+    recall = reverse("admin:games_round_recall")
+    urls.extend([recall, f"{recall}?game=main-table", f"{recall}?account=player-1", f"{recall}?account=player-2",
+                 f"{recall}?opened_from=2000-01-01T00:00", f"{recall}?round_id=1"])
+    urls.append(reverse("admin:games_auditevent_head"))
     urls.append(admin_url(GameInstance, "rtp_preview") + "?decks=8&player=2&banker=1.95&tie=9")
     return list(dict.fromkeys(urls))
 

@@ -58,13 +58,14 @@ def test_the_server_seed_shows_on_the_round_only_once_revealed(as_operator, oper
     before = as_operator.get(admin_url(round_, "change")).content.decode()
     assert pair.server_seed not in before
     assert "Secret until the seed pair is revealed" in before
+    assert admin_url(round_, "verify") not in before
 
     from games import services
 
     services.seed_rotate(game_id=game.pk, actor=operator)
     after = as_operator.get(admin_url(round_, "change")).content.decode()
     assert pair.server_seed in after
-    assert "matches" in after
+    assert admin_url(round_, "verify") in after  # the "Recompute by PF-1" button (tests/admin/test_recall.py)
 
 
 def test_rounds_and_bets_are_read_only_for_everyone(as_admin, play, player):

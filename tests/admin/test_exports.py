@@ -1,0 +1,311 @@
+"""CSV exports of rounds, bets, ledger entries and audit events from their admin changelists:
+exactly the rows the changelist's filters and search select, streamed, never an unrevealed seed."""
+
+import csv
+import io
+import json
+from datetime import datetime
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from games import exports
+from games import services as game_services
+from games.audit import GENESIS_HASH, event_hash
+from games.models import AuditEvent, Bet, Round, SeedPair
+from settlement import services as settlement_services
+from settlement.models import LedgerEntry
+from tests.conftest import make_user
+from tests.admin.helpers import admin_url
+
+pytestmark = pytest.mark.django_db
+
+EXPORTS = {Round: exports.ROUNDS_EXPORT, Bet: exports.BETS_EXPORT, LedgerEntry: exports.LEDGER_EXPORT,
+           AuditEvent: exports.AUDIT_EXPORT}
+MODELS = list(EXPORTS)
+
+
+def export_url(model) -> str:
+    opts = model._meta
+    return reverse(f"admin:{opts.app_label}_{opts.model_name}_export")
+
+
+def body(response) -> str:
+    assert response.streaming, "an export must stream"
+    return b"".join(response.streaming_content).decode("utf-8")
+
+
+def rows_of(response) -> list[dict]:
+    assert response.status_code == 200, response.status_code
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"].startswith('attachment; filename="')
+    return list(csv.DictReader(io.StringIO(body(response))))
+
+
+def exported_ids(response) -> list[int]:
+    rows = rows_of(response)
+    first_column = next(iter(rows[0])) if rows else None
+    return [int(row[first_column]) for row in rows]
+
+
+def changelist_ids(client, model, params) -> list[int]:
+    page = client.get(admin_url(model), params)
+    assert page.status_code == 200
+    return [obj.pk for obj in page.context["cl"].result_list]
+
+
+@pytest.fixture
+def world(game, operator, play, funded_account):
+    """Two players; settled rounds on a revealed pair, a void one, settled and open ones on the active pair."""
+    player = funded_account("player-1", "500.00")
+    other = funded_account("player-2", "300.00")
+    for bet_type in ("PLAYER", "BANKER", "TIE"):
+        play(bets=[(player, bet_type, "10.00"), (other, "BANKER", "5.00")])
+    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    play(bets=[(player, "BANKER", "2.00")])
+    voided = play(bets=[(other, "PLAYER", "3.00")], deal=False)
+    game_services.round_void(round_id=voided.pk, actor=operator, reason="Misdeal")
+    play(bets=[(player, "PLAYER", "4.00")], deal=False)
+    return {"player": player, "other": other}
+
+
+# --- What is exported -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
+def test_an_unfiltered_export_has_every_row_of_the_changelist_with_the_header(as_support, world, model):
+    response = as_support.get(export_url(model))
+
+    assert response.status_code == 200
+    text = body(response)
+    header = next(csv.reader(io.StringIO(text)))
+    assert tuple(header) == EXPORTS[model].header
+    ids = [int(row[0]) for row in list(csv.reader(io.StringIO(text)))[1:]]
+    assert ids == changelist_ids(as_support, model, {})
+    assert sorted(ids) == sorted(model.objects.values_list("pk", flat=True))
+
+
+@pytest.mark.parametrize("model, params, expected", [
+    (Round, {"status__exact": "OPEN"}, lambda: Round.objects.filter(status="OPEN")),
+    (Round, {"q": "player-2"}, lambda: Round.objects.filter(bets__account__external_id="player-2")),
+    (Round, {"status__exact": "SETTLED", "decks__exact": "8"}, lambda: Round.objects.filter(status="SETTLED", decks=8)),
+    (Bet, {"bet_type__exact": "BANKER", "q": "player-1"},
+     lambda: Bet.objects.filter(bet_type="BANKER", account__external_id="player-1")),
+    (Bet, {"status__exact": "REFUNDED"}, lambda: Bet.objects.filter(status="REFUNDED")),
+    (LedgerEntry, {"kind__exact": "STAKE", "q": "player-2"},
+     lambda: LedgerEntry.objects.filter(kind="STAKE", account__external_id="player-2")),
+    (LedgerEntry, {"q": "test deposit"}, lambda: LedgerEntry.objects.filter(reason__icontains="test deposit")),
+    (AuditEvent, {"action": "round.voided"}, lambda: AuditEvent.objects.filter(action="round.voided")),
+    (AuditEvent, {"object_type": "bet"}, lambda: AuditEvent.objects.filter(object_type="bet")),
+], ids=lambda value: value.__name__ if isinstance(value, type) else None)
+def test_a_filtered_export_has_exactly_the_filtered_rows(as_support, world, model, params, expected):
+    wanted = sorted(set(expected().values_list("pk", flat=True)))
+    assert wanted and len(wanted) < model.objects.count(), "the filter must select some rows but not all"
+
+    ids = exported_ids(as_support.get(export_url(model), params))
+
+    assert sorted(ids) == wanted
+    assert len(ids) == len(set(ids)), "no row twice"
+    assert ids == changelist_ids(as_support, model, params)  # the changelist's rows, in its order
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
+def test_the_changelist_links_to_the_export_of_its_current_filters(as_support, world, model):
+    params = {"q": "player-1", "p": "0"} if model is not AuditEvent else {"q": "olivia", "p": "0"}
+
+    page = as_support.get(admin_url(model), params)
+
+    tools = {label: url for url, label, _css in page.context["backoffice_tools"]}
+    link = tools["Export CSV"]
+    assert link.startswith(export_url(model) + "?") and "q=" in link and "p=" not in link
+    assert 'class="pf-export-csv"' in page.content.decode()
+    ids = exported_ids(as_support.get(link))
+    assert ids == changelist_ids(as_support, model, {"q": params["q"]})
+    assert 0 < len(ids) < model.objects.count()
+
+
+def test_round_rows_carry_what_a_regulator_needs(as_support, world):
+    rows = {int(row["round_id"]): row for row in rows_of(as_support.get(export_url(Round)))}
+
+    for round_ in Round.objects.select_related("game", "seed_pair"):
+        row = rows[round_.pk]
+        pair = round_.seed_pair
+        assert (row["game"], row["status"], row["nonce"], row["decks"]) == (
+            round_.game.slug, round_.status, str(round_.nonce), str(round_.decks))
+        assert (row["server_seed_hash"], row["client_seed"], row["seed_pair_id"]) == (
+            pair.server_seed_hash, pair.client_seed, str(pair.pk))
+        assert row["cards"] == " ".join(round_.cards)
+        assert row["player_cards"] == " ".join(round_.player_cards)
+        assert row["banker_cards"] == " ".join(round_.banker_cards)
+        assert row["outcome"] == (round_.outcome or "")
+        assert datetime.fromisoformat(row["opened_at"]) == round_.opened_at
+        # The server seed only once revealed, and then the real one.
+        assert row["server_seed_revealed"] == (pair.server_seed if pair.revealed_at else "")
+    assert any(row["server_seed_revealed"] for row in rows.values())
+    assert any(row["status"] == "VOID" and row["void_reason"] == "Misdeal" for row in rows.values())
+
+
+def test_bet_and_ledger_rows_carry_stake_multiplier_payout_status_and_balances(as_support, world):
+    bets = {int(row["bet_id"]): row for row in rows_of(as_support.get(export_url(Bet)))}
+    for bet in Bet.objects.select_related("account", "round"):
+        row = bets[bet.pk]
+        assert (row["account"], row["bet_type"], row["status"], row["round_id"]) == (
+            bet.account.external_id, bet.bet_type, bet.status, str(bet.round_id))
+        assert Decimal(row["stake"]) == bet.stake and Decimal(row["multiplier"]) == bet.multiplier
+        assert row["payout"] == ("" if bet.payout is None else str(bet.payout))
+
+    ledger = {int(row["entry_id"]): row for row in rows_of(as_support.get(export_url(LedgerEntry)))}
+    for entry in LedgerEntry.objects.select_related("account", "bet"):
+        row = ledger[entry.pk]
+        assert (row["account"], row["kind"]) == (entry.account.external_id, entry.kind)
+        assert Decimal(row["amount"]) == entry.amount and Decimal(row["balance_after"]) == entry.balance_after
+        assert row["bet_id"] == ("" if entry.bet_id is None else str(entry.bet_id))
+        assert row["round_id"] == ("" if entry.bet_id is None else str(entry.bet.round_id))
+    assert any(row["amount"].startswith("-") for row in ledger.values()), "debits keep their sign"
+
+
+def test_the_audit_export_lets_anyone_recompute_the_hash_chain(as_support, world):
+    rows = rows_of(as_support.get(export_url(AuditEvent)))
+    rows.reverse()  # the changelist is newest first
+    assert len(rows) == AuditEvent.objects.count() > 10
+
+    previous = GENESIS_HASH
+    for row in rows:
+        values = {
+            "created_at": datetime.fromisoformat(row["created_at"]),
+            "actor": row["actor"].removeprefix("'"),
+            "actor_user_id": int(row["actor_user_id"]) if row["actor_user_id"] else None,
+            "action": row["action"], "object_type": row["object_type"], "object_id": row["object_id"],
+            "before": json.loads(row["before"]) if row["before"] else None,
+            "after": json.loads(row["after"]) if row["after"] else None,
+            "reason": row["reason"], "request_id": row["request_id"], "source_ip": row["source_ip"] or None,
+        }
+        assert row["prev_hash"] == previous
+        assert event_hash(previous, values) == row["hash"], row["event_id"]
+        previous = row["hash"]
+    assert previous == AuditEvent.objects.order_by("-id").first().hash
+
+
+def test_typed_text_cannot_run_as_a_spreadsheet_formula(as_support, operator, world):
+    settlement_services.account_adjust(external_id="player-1", actor=operator, amount="-1.00",
+                                       reason='=HYPERLINK("http://evil.example","x")')
+
+    rows = rows_of(as_support.get(export_url(LedgerEntry), {"q": "HYPERLINK"}))
+
+    assert len(rows) == 1
+    assert rows[0]["reason"] == '\'=HYPERLINK("http://evil.example","x")'
+    assert rows[0]["amount"] == "-1.00"
+
+
+# --- Streaming -------------------------------------------------------------------------------------
+
+def test_a_large_export_streams_in_chunks_reading_rows_as_it_goes(as_support, game):
+    pair = SeedPair.objects.get(game=game)
+    total = 6000
+    Round.objects.bulk_create(
+        [Round(game=game, seed_pair=pair, nonce=nonce, decks=game.decks) for nonce in range(total)],
+        batch_size=1000,
+    )
+
+    with CaptureQueriesContext(connection) as before_reading:
+        response = as_support.get(export_url(Round))
+    assert response.streaming is True
+    assert not [q for q in before_reading.captured_queries if "games_round" in q["sql"]], \
+        "no round is read before the client reads the response"
+    assert not [q for q in before_reading.captured_queries if "COUNT(" in q["sql"].upper()]
+
+    with CaptureQueriesContext(connection) as reading:
+        chunks = list(response.streaming_content)
+    assert len(chunks) > 5, "the rows arrive in several chunks, not one body"
+    assert max(len(chunk) for chunk in chunks) < 2 * exports.FLUSH_CHARS
+    assert len(reading.captured_queries) <= 2  # one read of the rows (iterator), no query per row
+    lines = b"".join(chunks).decode().splitlines()
+    assert len(lines) == total + 1
+    assert len({line.split(",")[0] for line in lines[1:]}) == total
+
+
+def test_the_export_reads_with_an_iterator(monkeypatch, as_support, world):
+    seen = []
+    original = Round.objects.none().__class__.iterator
+
+    def spy(self, chunk_size=None):
+        seen.append(chunk_size)
+        return original(self, chunk_size=chunk_size)
+
+    monkeypatch.setattr(type(Round.objects.none()), "iterator", spy)
+
+    body(as_support.get(export_url(Round)))
+
+    assert seen == [exports.CHUNK_SIZE]
+
+
+# --- Secrets ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
+def test_no_export_contains_an_unrevealed_server_seed(as_admin, world, model):
+    secrets = list(SeedPair.objects.filter(revealed_at__isnull=True).values_list("server_seed", flat=True))
+    assert secrets
+
+    text = body(as_admin.get(export_url(model)))
+
+    assert len(text.splitlines()) > 2
+    for secret in secrets:
+        assert secret not in text and secret[:16] not in text and secret[-16:] not in text
+
+
+def test_an_export_cannot_probe_a_server_seed(as_admin, world):
+    secret = SeedPair.objects.filter(revealed_at__isnull=True).values_list("server_seed", flat=True).first()
+
+    response = as_admin.get(export_url(Round), {"seed_pair__server_seed__startswith": secret[:1]})
+
+    assert response.status_code == 400
+    assert not getattr(response, "streaming", False)
+
+
+def test_unknown_filter_parameters_send_back_to_the_changelist(as_support, world):
+    response = as_support.get(export_url(Round), {"no_such_field": "1"})
+
+    assert response.status_code == 302
+    assert response["Location"] == admin_url(Round) + "?e=1"
+
+
+# --- Who may export ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
+def test_staff_roles_may_export_and_no_one_else(client, as_operator, as_admin, as_support, integration, nobody,
+                                                world, model):
+    for staff in (as_support, as_operator, as_admin):
+        assert staff.get(export_url(model)).status_code == 200
+
+    nobody.is_staff = True
+    nobody.save()
+    client.force_login(nobody)
+    assert client.get(export_url(model)).status_code == 403
+
+    client.force_login(integration)
+    response = client.get(export_url(model))
+    assert response.status_code == 302 and reverse("admin:login") in response["Location"]
+
+
+def test_the_export_needs_the_models_own_view_permission(client, world):
+    viewer = make_user("round-viewer", None)
+    viewer.is_staff = True
+    viewer.save()
+    viewer.user_permissions.add(Permission.objects.get(codename="view_round"))
+    client.force_login(viewer)
+
+    assert client.get(export_url(Round)).status_code == 200
+    assert client.get(export_url(Bet)).status_code == 403
+    assert client.get(export_url(AuditEvent)).status_code == 403
+    page = client.get(admin_url(Round))
+    assert export_url(Round).encode() in page.content
+
+
+def test_an_export_writes_nothing(as_support, world):
+    events = AuditEvent.objects.count()
+    for model in MODELS:
+        body(as_support.get(export_url(model)))
+    assert AuditEvent.objects.count() == events
