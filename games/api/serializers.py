@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
 from games.engine import Pf1InputError, validate_client_seed
-from games.models import Bet, GameInstance, Round, SeedPair
+from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
 from games.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, validate_positive_money
 from settlement.models import Account, LedgerEntry
 
@@ -340,3 +340,31 @@ class AccountAdjustSerializer(StrictInputMixin, serializers.Serializer):
 class AdjustmentSerializer(serializers.Serializer):
     account = AccountSerializer()
     entry = LedgerEntrySerializer()
+
+
+# --- Audit trail --------------------------------------------------------------------------------
+
+
+class AuditHeadSerializer(serializers.Serializer):
+    id = serializers.IntegerField(allow_null=True, help_text="The newest event's id; null while the log is empty.")
+    hash = serializers.CharField(help_text="The newest event's SHA-256 chain hash (64 zeros while the log is empty).")
+    created_at = serializers.DateTimeField(allow_null=True)
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    actor_user = serializers.IntegerField(source="actor_user_id", read_only=True, allow_null=True,
+                                          help_text="The staff or client user's id; null for the system.")
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "created_at", "actor", "actor_user", "action", "object_type", "object_id", "before",
+                  "after", "reason", "request_id", "source_ip", "prev_hash", "hash"]
+        read_only_fields = fields
+
+
+class AuditEventFilterSerializer(serializers.Serializer):
+    action = serializers.CharField(required=False, max_length=64, help_text="Exact, e.g. round.voided.")
+    object_type = serializers.CharField(required=False, max_length=64, help_text="Exact, e.g. round.")
+    object_id = serializers.CharField(required=False, max_length=64, help_text="Exact.")
+    request_id = serializers.CharField(required=False, max_length=64, help_text="Exact (X-Request-ID).")
+

@@ -25,4 +25,6 @@ urlpatterns = [
     path("accounts/<str:external_id>/", views.AccountDetailView.as_view(), name="account-detail"),
     path("accounts/<str:external_id>/ledger/", views.AccountLedgerView.as_view(), name="account-ledger"),
     path("accounts/<str:external_id>/adjust/", views.AccountAdjustView.as_view(), name="account-adjust"),
+    path("audit/head/", views.AuditHeadView.as_view(), name="audit-head"),
+    path("audit/events/", views.AuditEventListView.as_view(), name="audit-events"),
 ]

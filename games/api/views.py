@@ -317,6 +317,29 @@ class AccountAdjustView(ApiView):
                          "entry": s.LedgerEntrySerializer(entry).data}, status=status.HTTP_201_CREATED)
 
 
+# --- Audit trail --------------------------------------------------------------------------------
+
+
+class AuditHeadView(ApiView):
+    required_permissions = {"GET": "games.view_auditevent"}
+
+    @extend_schema(tags=["audit"], summary="The head of the audit hash chain (publish it outside the database)",
+                   responses={200: s.AuditHeadSerializer, **READ_ERRORS})
+    def get(self, request):
+        return Response(s.AuditHeadSerializer(selectors.audit_head()).data)
+
+
+class AuditEventListView(ApiView):
+    required_permissions = {"GET": "games.view_auditevent"}
+
+    @extend_schema(tags=["audit"], summary="Audit events, newest first, filtered",
+                   parameters=[s.AuditEventFilterSerializer],
+                   responses={200: s.AuditEventSerializer(many=True), **ERRORS})
+    def get(self, request):
+        filters = validated(s.AuditEventFilterSerializer, request.query_params)
+        return self.paginate(selectors.audit_event_list(filters=filters), s.AuditEventSerializer)
+
+
 # --- Errors outside the views -------------------------------------------------------------------
 
 

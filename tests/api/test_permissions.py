@@ -93,6 +93,8 @@ ENDPOINTS = [
     Endpoint("accounts.ledger", "get", lambda w: "/accounts/player-1/ledger/", READERS),
     Endpoint("accounts.adjust", "post", lambda w: "/accounts/player-1/adjust/", {OPERATOR, ADMIN},
              {"amount": "5.00", "reason": "matrix"}),
+    Endpoint("audit.head", "get", lambda w: "/audit/head/", {OPERATOR, SUPPORT, ADMIN}),
+    Endpoint("audit.events", "get", lambda w: "/audit/events/?object_type=round", {OPERATOR, SUPPORT, ADMIN}),
 ]
 
 ROLES = [OPERATOR, SUPPORT, INTEGRATION, ADMIN, "nobody"]
@@ -161,6 +163,7 @@ def test_the_matrix_above_follows_the_role_table():
         "rounds.bets.place": "games.place_bet", "rounds.deal": "games.deal_round",
         "rounds.void": "games.void_round", "rounds.verify": "games.verify_round",
         "accounts.create": "settlement.add_account", "accounts.adjust": "settlement.adjust_account",
+        "audit.head": "games.view_auditevent", "audit.events": "games.view_auditevent",
     }
     for endpoint in ENDPOINTS:
         if endpoint.name in needs:

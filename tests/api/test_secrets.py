@@ -133,6 +133,12 @@ def test_no_unrevealed_server_seed_in_any_response(api_as, operator, integration
         walk(client, "get", f"/rounds/{third}/", expect=200)
         walk(client, "get", "/games/vip/seeds/", expect=200)
         walk(client, "get", "/rounds/", expect=200)
+    # The audit trail records every step above, seed rotation included: none of it names a secret.
+    for client in (op, staff, admin):
+        walk(client, "get", "/audit/head/", expect=200)
+        walk(client, "get", "/audit/events/", {"page_size": 200}, expect=200)
+        walk(client, "get", "/audit/events/", {"object_type": "seedpair"}, expect=200)
+    walk(game_server, "get", "/audit/events/", expect=403)
 
     # Errors of every kind, and the documentation.
     for client, expect in ((anonymous, 401), (stranger, 403)):
