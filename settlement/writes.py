@@ -2,7 +2,13 @@
 
 On PostgreSQL the rows travel as arrays and are joined with ``unnest``; elsewhere (the embedded
 SQLite) Django's bulk operations do the same work in a few statements per thousand rows.
+
+Each array travels as one array literal ('{1,2,3}'), built by ``str.join``: the driver then quotes
+one string instead of adapting every element (which cost more than the statements themselves for
+batches of ten thousand bets).
 """
+
+import re
 
 from django.db import connection
 
@@ -22,19 +28,42 @@ def _postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+# Elements an array literal takes as they are: numbers and words, but not the word NULL.
+_ELEMENT = r"(?!(?i:null)(?:,|$))[A-Za-z0-9_.+-]+"
+_PLAIN_ELEMENTS = re.compile(rf"(?:{_ELEMENT}(?:,{_ELEMENT})*)?")
+
+
+def _array(values) -> str:
+    """A PostgreSQL array literal of numbers (ints, Decimals) or plain words (statuses, kinds).
+
+    Only elements that need no quoting in an array literal are accepted, so the literal means
+    exactly the values given.
+    """
+    values = list(values)
+    text = ",".join(map(str, values))
+    if (not _PLAIN_ELEMENTS.fullmatch(text) or text.count(",") != max(len(values) - 1, 0)
+            or (values and not text) or any(value is None for value in values)):
+        raise ValueError("array elements must be numbers or plain words")
+    return "{" + text + "}"
+
+
 def settle_bets(settled: list, *, settled_at) -> None:
     """settled: [(bet id, status, payout)]; only bets still PENDING are written."""
     if not settled:
         return
     ids, statuses, payouts = (list(column) for column in zip(*settled))
     if _postgres():
+        id_array = _array(ids)
         with connection.cursor() as cursor:
+            # "b.id = ANY(ids)" as well as the join: without it the planner may merge-join the
+            # unnest with the whole primary key index, from the first bet ever placed, so each
+            # batch would read every bet (and dead row version) below its own.
             cursor.execute(
                 f"""UPDATE {Bet._meta.db_table} AS b
                     SET status = v.status, payout = v.payout, settled_at = %s
                     FROM unnest(%s::bigint[], %s::varchar[], %s::numeric[]) AS v(id, status, payout)
-                    WHERE b.id = v.id AND b.status = %s""",
-                [settled_at, ids, statuses, payouts, BetStatus.PENDING],
+                    WHERE b.id = ANY(%s::bigint[]) AND b.id = v.id AND b.status = %s""",
+                [settled_at, id_array, _array(statuses), _array(payouts), id_array, BetStatus.PENDING],
             )
             written = cursor.rowcount
     else:
@@ -61,7 +90,8 @@ def post_payouts(payouts: list, *, created_at) -> None:
                     SELECT v.account_id, v.bet_id, %s, v.amount, v.balance_after, '', %s
                     FROM unnest(%s::bigint[], %s::bigint[], %s::numeric[], %s::numeric[])
                         AS v(account_id, bet_id, amount, balance_after)""",
-                [LedgerKind.PAYOUT, created_at, account_ids, bet_ids, amounts, balances],
+                [LedgerKind.PAYOUT, created_at, _array(account_ids), _array(bet_ids), _array(amounts),
+                 _array(balances)],
             )
         return
     LedgerEntry.objects.bulk_create(
@@ -77,11 +107,14 @@ def set_balances(balances: dict) -> None:
     if not balances:
         return
     if _postgres():
+        id_array = _array(balances)
         with connection.cursor() as cursor:
+            # "a.id = ANY(ids)" for the same reason as in settle_bets: no scan of the whole index.
             cursor.execute(
                 f"""UPDATE {Account._meta.db_table} AS a SET balance = v.balance
-                    FROM unnest(%s::bigint[], %s::numeric[]) AS v(id, balance) WHERE a.id = v.id""",
-                [list(balances), list(balances.values())],
+                    FROM unnest(%s::bigint[], %s::numeric[]) AS v(id, balance)
+                    WHERE a.id = ANY(%s::bigint[]) AND a.id = v.id""",
+                [id_array, _array(balances.values()), id_array],
             )
         return
     accounts = [Account(pk=account_id, balance=balance) for account_id, balance in balances.items()]

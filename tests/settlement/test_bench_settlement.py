@@ -1,0 +1,75 @@
+"""The settlement benchmark command: what it refuses, and one small run end to end.
+
+The run checks that the command works and prints its figures; it asserts no speed (that is what
+the command is for, on a quiet machine). It wipes the database it runs on, so it runs as a
+subprocess against a throwaway database of its own, which the command creates and migrates.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import psycopg
+import pytest
+import redis
+from django.conf import settings
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+BENCH_DATABASE = "baccarat_test_bench"
+BENCH_BROKER_DB = 13  # a Redis database of its own: the worker tests' workers listen on theirs
+
+
+def test_refuses_a_database_it_must_not_wipe(db):
+    """On SQLite it names PostgreSQL; on the test PostgreSQL (not "...bench") it asks for --force."""
+    expected = "PostgreSQL only" if connection.vendor != "postgresql" else "does not end in 'bench'"
+    with pytest.raises(CommandError, match=expected):
+        call_command("bench_settlement", "--bets", "10")
+
+
+def _maintenance(params: dict):
+    return psycopg.connect(dbname="postgres", host=params["HOST"] or None, port=params["PORT"] or None,
+                           user=params["USER"] or None, password=params["PASSWORD"] or None,
+                           autocommit=True, connect_timeout=10)
+
+
+def _drop(params: dict) -> None:
+    with _maintenance(params) as maintenance:
+        maintenance.execute(f'DROP DATABASE IF EXISTS "{BENCH_DATABASE}" WITH (FORCE)')
+
+
+@pytest.mark.services
+# serialized_rollback: the flush after the test keeps the groups the migrations wrote, as the
+# worker tests (serialized_rollback too) expect; a plain flush would have post_migrate re-create them.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_small_run_prints_every_figure_and_exactly_once_ok(postgres, redis_url):
+    params = postgres.settings_dict
+    credentials = params["USER"] + (f":{params['PASSWORD']}" if params["PASSWORD"] else "")
+    database_url = f"postgres://{credentials}@{params['HOST']}:{params['PORT'] or 5432}/{BENCH_DATABASE}"
+    broker = f"{redis_url.rsplit('/', 1)[0]}/{BENCH_BROKER_DB}"
+    _drop(params)  # so the command creates and migrates it
+    try:
+        result = subprocess.run(
+            [sys.executable, "manage.py", "bench_settlement", "--bets", "2000", "--bets-per-round", "20",
+             "--accounts", "50", "--naive-sample", "200", "--memory-sizes", "500,2000", "--broker", broker],
+            cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=600,
+            env={**os.environ, "DATABASE_URL": database_url},
+        )
+    finally:
+        _drop(params)
+        redis.Redis.from_url(broker).flushdb()
+    output = result.stdout
+    assert result.returncode == 0, output + result.stderr
+    assert f"creating database {BENCH_DATABASE}" in output
+    number = r"[\d,]+(?:\.\d+)?"
+    row = rf"\s+{number}\s+{number}\s+(?:{number}|-)"  # seconds, bets/s, bets per CPU second
+    assert re.search(rf"\(a\) floor: one SQL statement\s+2000{row}", output), output
+    assert re.search(rf"\(b\) naive ORM loop\s+200{row}\s+measured on a sample of 200 bets", output), output
+    assert re.search(rf"\(c\) worker path \(1 worker, Celery\)\s+2000{row}", output), output
+    assert re.search(rf"worker / floor: {number}", output), output
+    assert re.search(rf"worker / naive: {number}x", output), output
+    for size in (500, 2000):
+        assert re.search(rf"{size} bets: peak {number} MB \(idle {number} MB", output), output
+    assert "floor check: OK; naive check: OK" in output
+    assert "exactly once: OK" in output
