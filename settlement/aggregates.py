@@ -9,8 +9,9 @@ Three tables (settlement.models):
   however the bets are grouped: per batch, per day, in one go).
 - ``DailyRoundTotals`` (day, game, decks): rounds, PLAYER / BANKER / TIE, naturals, and the
   settlement lag (dealt → settled) as a sum and a maximum in milliseconds.
-- ``DailyActiveAccount`` (day, game, account): one row per account with a settled bet, so distinct
-  accounts over any period come from a table of account-days, not from the bets.
+- ``ActiveAccountMonth`` (month, game, account): the days of the month on which the account had a
+  bet settled on the game, as a bit mask, so distinct accounts over any period read one row per
+  account, game and month (the period's days as a mask), never the bets.
 
 A day is the UTC date of the round's settlement. Every update is a handful of set-based statements
 (INSERT … SELECT … ON CONFLICT DO UPDATE with increments, on PostgreSQL and SQLite ≥ 3.24) run by
@@ -34,7 +35,7 @@ from django.db import connection, transaction
 from games.choices import BetStatus, Outcome, RoundStatus
 from games.engine import MAX_DECKS, MIN_DECKS, BetType, Multipliers, exact_odds, return_to_player
 from games.models import Bet, Round
-from settlement.models import DailyActiveAccount, DailyBetTotals, DailyRoundTotals
+from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 
 CENTS_PER_UNIT = 100
 UCENTS_PER_UNIT = 100_000_000  # the theoretical return is stored in millionths of a cent
@@ -99,6 +100,20 @@ def _lag_ms(dealt: str, settled: str) -> str:
     if _postgres():
         return f"CAST(ROUND(EXTRACT(EPOCH FROM ({settled} - {dealt})) * 1000) AS BIGINT)"
     return f"CAST(ROUND((julianday({settled}) - julianday({dealt})) * 86400000.0) AS BIGINT)"
+
+
+def _month(expression: str) -> str:
+    """The first day of the UTC month of a timestamp column."""
+    if _postgres():
+        return f"date_trunc('month', ({expression}) AT TIME ZONE 'UTC')::date"
+    return f"date({expression}, 'start of month')"
+
+
+def _day_bit(expression: str) -> str:
+    """1 << (day of the month − 1), the day's bit in ActiveAccountMonth.days."""
+    if _postgres():
+        return f"(CAST(1 AS BIGINT) << (EXTRACT(DAY FROM ({expression}) AT TIME ZONE 'UTC')::int - 1))"
+    return f"(1 << (CAST(strftime('%%d', {expression}) AS INTEGER) - 1))"
 
 
 def _greatest(a: str, b: str) -> str:
@@ -174,12 +189,16 @@ def _round_totals_select(round_ids) -> tuple[str, list]:
 def _active_accounts_select(round_ids) -> tuple[str, list]:
     where, where_params = _round_filter(round_ids)
     statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
+    settled_at = f"r.{_column(Round, 'settled_at')}"
+    # Each day is a distinct power of two, so the sum of the distinct bits is their OR (SQLite has
+    # no bit_or aggregate).
     select = f"""
-        SELECT DISTINCT {_day(f"r.{_column(Round, 'settled_at')}")}, r.{_column(Round, 'game')},
-               b.{_column(Bet, 'account')}
+        SELECT {_month(settled_at)}, r.{_column(Round, 'game')}, b.{_column(Bet, 'account')},
+               SUM(DISTINCT {_day_bit(settled_at)})
         FROM {_table(Bet)} b
         JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = b.{_column(Bet, 'round')}
-        WHERE {where} AND b.{_column(Bet, 'status')} IN ({statuses})"""
+        WHERE {where} AND b.{_column(Bet, 'status')} IN ({statuses})
+        GROUP BY 1, 2, 3"""
     return select, [*where_params, *SETTLED_BET_STATUSES]
 
 
@@ -189,10 +208,11 @@ class AggregateTable:
     key: tuple
     counters: tuple = ()
     maxima: tuple = ()
+    bit_sets: tuple = ()
 
     @property
     def columns(self) -> tuple:
-        return self.key + self.counters + self.maxima
+        return self.key + self.counters + self.maxima + self.bit_sets
 
     @property
     def label(self) -> str:
@@ -210,7 +230,7 @@ ROUND_TOTALS = AggregateTable(
     DailyRoundTotals, key=("day", "game", "decks"),
     counters=("rounds", "player_wins", "banker_wins", "ties", "naturals", "lag_ms_sum"), maxima=("lag_ms_max",),
 )
-ACTIVE_ACCOUNTS = AggregateTable(DailyActiveAccount, key=("day", "game", "account"))
+ACTIVE_ACCOUNTS = AggregateTable(ActiveAccountMonth, key=("month", "game", "account"), bit_sets=("days",))
 TABLES = (BET_TOTALS, ROUND_TOTALS, ACTIVE_ACCOUNTS)
 
 
@@ -231,12 +251,14 @@ def _upsert_sql(table: AggregateTable, round_ids) -> tuple[str, list]:
     name = _table(table.model)
     key = ", ".join(_column(table.model, k) for k in table.key)
     order = ", ".join(str(i + 1) for i in range(len(table.key)))
-    if table.counters or table.maxima:
+    if table.counters or table.maxima or table.bit_sets:
         updates = [f"{_column(table.model, c)} = {name}.{_column(table.model, c)} + excluded.{_column(table.model, c)}"
                    for c in table.counters]
         updates += [f"{_column(table.model, c)} = "
                     f"{_greatest(f'{name}.{_column(table.model, c)}', f'excluded.{_column(table.model, c)}')}"
                     for c in table.maxima]
+        updates += [f"{_column(table.model, c)} = {name}.{_column(table.model, c)} | excluded.{_column(table.model, c)}"
+                    for c in table.bit_sets]
         conflict = f"ON CONFLICT ({key}) DO UPDATE SET {', '.join(updates)}"
     else:
         conflict = f"ON CONFLICT ({key}) DO NOTHING"

@@ -160,17 +160,24 @@ class DailyRoundTotals(models.Model):
         return f"{self.day} {self.game_id} {self.decks} decks: {self.rounds} rounds"
 
 
-class DailyActiveAccount(models.Model):
-    """An account had at least one bet settled on this game on this day (distinct accounts per period)."""
+class ActiveAccountMonth(models.Model):
+    """The days of one month on which an account had a bet settled on one game: bit d − 1 of ``days``
+    is day d. Distinct accounts over any period read one row per account, game and month of the
+    period (the days of the period as a mask), not one per account and day."""
 
-    day = models.DateField()
+    month = models.DateField(help_text="The first day of the month.")
     game = models.ForeignKey("games.GameInstance", on_delete=models.PROTECT, related_name="+")
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
+    days = models.BigIntegerField(default=0, help_text="Bit d − 1 set: active on day d of the month.")
 
     class Meta:
+        verbose_name = "active account month"
         constraints = [
-            models.UniqueConstraint(fields=["day", "game", "account"], name="daily_account_one_row_per_key"),
+            models.UniqueConstraint(fields=["month", "game", "account"], name="active_month_one_row_per_key"),
         ]
 
     def __str__(self):
-        return f"{self.day} {self.game_id} account {self.account_id}"
+        return f"{self.month:%Y-%m} {self.game_id} account {self.account_id}: {self.days:b}"
+
+    def active_days(self) -> list:
+        return [day for day in range(1, 32) if self.days >> (day - 1) & 1]

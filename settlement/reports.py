@@ -10,13 +10,14 @@ from datetime import timezone as dt_timezone
 from decimal import Decimal
 from fractions import Fraction
 
-from django.db.models import Count, Max, Sum
+from django.db import connection
+from django.db.models import Max, Sum
 
 from games.engine import BetType, Outcome, exact_odds
 from games.engine.stats import chi_square_test_expected, natural_probability
 from games.models import AuditEvent, GameInstance
 from settlement.aggregates import CENTS_PER_UNIT, UCENTS_PER_UNIT
-from settlement.models import DailyActiveAccount, DailyBetTotals, DailyRoundTotals
+from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 from settlement.selectors import settlement_queue
 
 CONFIGURED = "game.configured"
@@ -220,6 +221,48 @@ class Dashboard:
         return duration_text(self.lag_max_ms if self.lag_avg_ms is not None else None)
 
 
+def month_masks(start: date, end: date) -> list:
+    """[(first day of a month, mask of the period's days in it)] for every month the period touches."""
+    masks = []
+    month = start.replace(day=1)
+    while month <= end:
+        following = (month + timedelta(days=32)).replace(day=1)
+        first, last = max(start, month), min(end, following - timedelta(days=1))
+        masks.append((month, sum(1 << (day - 1) for day in range(first.day, last.day + 1))))
+        month = following
+    return masks
+
+
+def active_accounts(game_ids, start: date, end: date) -> tuple[dict, int]:
+    """({game id: distinct accounts}, distinct accounts over all these games) in the period."""
+    if not game_ids:
+        return {}, 0
+    table = connection.ops.quote_name(ActiveAccountMonth._meta.db_table)
+    column = lambda name: connection.ops.quote_name(ActiveAccountMonth._meta.get_field(name).column)  # noqa: E731
+    month, days, game, account = column("month"), column("days"), column("game"), column("account")
+    whole, partial, params = [], [], []
+    for first, mask in month_masks(start, end):
+        following = (first + timedelta(days=32)).replace(day=1)
+        if mask == (1 << (following - first).days) - 1:
+            whole.append(first)
+        else:
+            partial.append(f"({month} = %s AND ({days} & %s) <> 0)")
+            params += [first, mask]
+    conditions = list(partial)
+    if whole:
+        conditions.insert(0, f"{month} IN ({', '.join(['%s'] * len(whole))})")
+        params = whole + params
+    where = (f"{game} IN ({', '.join(['%s'] * len(game_ids))}) AND ({' OR '.join(conditions)})")
+    params = list(game_ids) + params
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT g, COUNT(*) FROM (SELECT DISTINCT {game} AS g, {account} FROM {table} "
+                       f"WHERE {where}) AS d GROUP BY g", params)
+        per_game = {row[0]: int(row[1]) for row in cursor.fetchall()}
+        cursor.execute(f"SELECT COUNT(*) FROM (SELECT DISTINCT {account} FROM {table} WHERE {where}) AS d", params)
+        overall = int(cursor.fetchone()[0])
+    return per_game, overall
+
+
 def _midnight(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=dt_timezone.utc)
 
@@ -241,10 +284,7 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
     bet_rows = list(DailyBetTotals.objects.filter(**in_period).values("game_id", "bet_type").annotate(**_BET_SUMS))
     round_rows = list(DailyRoundTotals.objects.filter(**in_period).values("game_id", "decks")
                       .annotate(**_ROUND_SUMS, lag_max=Max("lag_ms_max")))
-    accounts = DailyActiveAccount.objects.filter(**in_period)
-    accounts_per_game = dict(accounts.values("game_id").annotate(n=Count("account_id", distinct=True))
-                             .values_list("game_id", "n"))
-    accounts_overall = accounts.aggregate(n=Count("account_id", distinct=True))["n"] or 0
+    accounts_per_game, accounts_overall = active_accounts(game_ids, start, end)
 
     per_game = {g.pk: Totals(label=g.name, slug=g.slug) for g in selected}
     for row in bet_rows:

@@ -16,7 +16,7 @@ from games.choices import RoundStatus
 from games.engine.stats import natural_probability  # noqa: F401 (re-exported for the tests)
 from games.models import Bet, Round
 from settlement import aggregates, services
-from settlement.models import DailyActiveAccount, DailyBetTotals, DailyRoundTotals
+from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 
 # Once settlement_run calls the aggregates itself, the tests use it as it is.
 WIRED = "aggregates.record_settled_rounds" in inspect.getsource(services.settlement_run)
@@ -170,5 +170,6 @@ def stored():
     rounds = {(row.day, row.game_id, row.decks): (row.rounds, row.player_wins, row.banker_wins, row.ties,
                                                    row.naturals, row.lag_ms_sum, row.lag_ms_max)
               for row in DailyRoundTotals.objects.all()}
-    accounts = set(DailyActiveAccount.objects.values_list("day", "game_id", "account_id"))
+    accounts = {(row.month.replace(day=day), row.game_id, row.account_id)
+                for row in ActiveAccountMonth.objects.all() for day in row.active_days()}
     return bets, rounds, accounts

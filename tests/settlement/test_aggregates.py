@@ -15,7 +15,7 @@ from games import services as game_services
 from games.engine import BetType, Multipliers, exact_odds, return_to_player
 from games.models import Bet, Round
 from settlement import aggregates
-from settlement.models import DailyActiveAccount, DailyBetTotals, DailyRoundTotals
+from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 from tests.aggregates_helpers import brute_force, clock, play_random, settle, stored  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -130,7 +130,8 @@ class TestRebuild:
         assert stored() == before
         call_command("rebuild_aggregates", "--check")
 
-    @pytest.mark.parametrize("tamper", ["handle", "lag_max", "missing_round_row", "extra_account", "expected"])
+    @pytest.mark.parametrize("tamper", ["handle", "lag_max", "missing_round_row", "extra_account", "expected",
+                                        "account_day"])
     def test_check_detects_a_tampered_aggregate(self, world, clock, settle, capsys, tamper):  # noqa: F811
         play(world, clock, settle, 7, days=2)
         good = stored()
@@ -149,11 +150,15 @@ class TestRebuild:
         elif tamper == "missing_round_row":
             DailyRoundTotals.objects.filter(pk=DailyRoundTotals.objects.order_by("pk").first().pk).delete()
             table = "daily round totals"
+        elif tamper == "account_day":
+            row = ActiveAccountMonth.objects.order_by("pk").first()
+            ActiveAccountMonth.objects.filter(pk=row.pk).update(days=row.days ^ (1 << 27))
+            table = "active account months"
         else:
-            row = DailyActiveAccount.objects.order_by("pk").first()
-            DailyActiveAccount.objects.create(day=row.day + timedelta(days=400), game_id=row.game_id,
-                                              account_id=row.account_id)
-            table = "daily active accounts"
+            row = ActiveAccountMonth.objects.order_by("pk").first()
+            ActiveAccountMonth.objects.create(month=row.month.replace(year=row.month.year + 1), game_id=row.game_id,
+                                              account_id=row.account_id, days=1)
+            table = "active account months"
         with pytest.raises(CommandError) as error:
             call_command("rebuild_aggregates", "--check")
         assert error.value.returncode == 1
@@ -172,10 +177,33 @@ class TestRebuild:
     def test_rebuild_fills_empty_tables(self, world, clock, settle):  # noqa: F811
         play(world, clock, settle, 8, days=2)
         good = stored()
-        for model in (DailyBetTotals, DailyRoundTotals, DailyActiveAccount):
+        for model in (DailyBetTotals, DailyRoundTotals, ActiveAccountMonth):
             model.objects.all().delete()
         with pytest.raises(CommandError):
             call_command("rebuild_aggregates", "--check")
         call_command("rebuild_aggregates")
         assert stored() == good
         assert date.today  # the tables hold the UTC days of settlement
+
+
+def test_active_accounts_over_any_period_across_months(world, clock, settle):  # noqa: F811
+    from datetime import datetime, timezone as dt_timezone
+
+    from settlement import reports
+
+    clock.set(datetime(2026, 1, 29, 9, 0, tzinfo=dt_timezone.utc))
+    play(world, clock, settle, 9, days=5, rounds_per_day=8)
+    raw = brute_force()[2]  # {(day, game, account)}
+    days = sorted({day for day, _game, _account in raw})
+    assert days[0].month == 1 and days[-1].month == 2
+    game_ids = [game.pk for game in world["games"]]
+    for i, start in enumerate(days):
+        for end in days[i:]:
+            inside = {(game, account) for day, game, account in raw if start <= day <= end}
+            per_game, overall = reports.active_accounts(game_ids, start, end)
+            assert overall == len({account for _game, account in inside}), (start, end)
+            for game in game_ids:
+                assert per_game.get(game, 0) == len({a for g, a in inside if g == game}), (start, end, game)
+    assert reports.active_accounts([], days[0], days[-1]) == ({}, 0)
+    assert reports.month_masks(date(2026, 1, 30), date(2026, 3, 2)) == [
+        (date(2026, 1, 1), (1 << 29) | (1 << 30)), (date(2026, 2, 1), (1 << 28) - 1), (date(2026, 3, 1), 0b11)]
