@@ -1,4 +1,4 @@
-"""Admin lists that never count a whole table.
+"""Admin lists that never count a whole table, nor read one to list a filter's values.
 
 Django's admin counts the rows of a list to number its pages: ``SELECT COUNT(*)`` of the filtered
 query, which on a table of a million bets reads all of them for every page view.
@@ -7,7 +7,17 @@ CAP + 1)``, which stops early). Beyond that, an unfiltered list of PostgreSQL ta
 estimate of the table's rows (pg_class.reltuples, kept by autovacuum and ANALYZE), and a filtered
 list says "more than CAP" and offers its first CAP rows' pages: narrow the filter to see further.
 The count line of the list says which (templates/admin/pagination.html).
+
+A list filter on a plain column (``list_filter = ("action",)``) lists the column's distinct values
+with ``SELECT DISTINCT``, which reads every row: a fifth of a second per page view on a million
+audit events. ``IndexedValuesFieldListFilter`` takes over where an index leads with the column, on
+PostgreSQL, and walks the index from one value to the next instead (a recursive "loose index
+scan": one index probe per distinct value).
 """
+
+from django.contrib.admin.filters import AllValuesFieldListFilter, FieldListFilter
+from django.contrib.admin.utils import reverse_field_path
+from django.db import models
 
 from django.core.paginator import Paginator
 from django.db import connections
@@ -60,9 +70,64 @@ class CappedCountPaginator(Paginator):
         return ""
 
 
+MAX_FILTER_VALUES = 500
+_LEADING_INDEXES: dict = {}
+
+
+def _index_leads_with(connection, table: str, column: str) -> bool:
+    key = (connection.alias, connection.settings_dict.get("NAME"), table)
+    if key not in _LEADING_INDEXES:
+        with connection.cursor() as cursor:
+            constraints = connection.introspection.get_constraints(cursor, table)
+        _LEADING_INDEXES[key] = {c["columns"][0] for c in constraints.values()
+                                 if (c["index"] or c["unique"] or c["primary_key"]) and c["columns"]}
+    return column in _LEADING_INDEXES[key]
+
+
+def distinct_values_by_index(connection, table: str, column: str, limit: int = MAX_FILTER_VALUES) -> list:
+    """The distinct non-null values of an indexed column, in order, one index probe each."""
+    t, c = connection.ops.quote_name(table), connection.ops.quote_name(column)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""WITH RECURSIVE v(value) AS (
+                    (SELECT {c} FROM {t} WHERE {c} IS NOT NULL ORDER BY {c} LIMIT 1)
+                    UNION ALL
+                    SELECT (SELECT {c} FROM {t} WHERE {c} > v.value ORDER BY {c} LIMIT 1) FROM v
+                    WHERE v.value IS NOT NULL
+                ) SELECT value FROM v WHERE value IS NOT NULL LIMIT %s""", [limit])
+        return [row[0] for row in cursor.fetchall()]
+
+
+class IndexedValuesFieldListFilter(AllValuesFieldListFilter):
+    """AllValuesFieldListFilter, with its values read by walking an index where one leads with the column."""
+
+    def __init__(self, field, request, params, model, model_admin, field_path):
+        super().__init__(field, request, params, model, model_admin, field_path)
+        parent_model, _path = reverse_field_path(model, field_path)
+        queryset = model_admin.get_queryset(request) if model == parent_model else parent_model._default_manager.all()
+        connection = connections[queryset.db]
+        table, column = parent_model._meta.db_table, field.column
+        if (connection.vendor != "postgresql" or queryset.query.where or not column
+                or not _index_leads_with(connection, table, column)):
+            return
+        values = distinct_values_by_index(connection, table, column)
+        if field.null and queryset.filter(**{f"{field.name}__isnull": True}).exists():
+            values.append(None)
+        self.lookup_choices = values
+
+
+def _plain_column(field) -> bool:
+    """A field AllValuesFieldListFilter would list (no choices, not related, boolean or date)."""
+    return (isinstance(field, models.Field) and not field.choices and not field.remote_field
+            and not isinstance(field, (models.BooleanField, models.DateField)) and bool(field.column))
+
+
 def install_paginator(site) -> None:
-    """Every list of the admin site counts at most CAP rows and never shows the full count."""
+    """Every list of the admin site counts at most CAP rows and never shows the full count; plain
+    column filters list their values by index."""
     for model_admin in site._registry.values():
         if model_admin.paginator is Paginator:
             model_admin.paginator = CappedCountPaginator
         model_admin.show_full_result_count = False
+    if not any(cls is IndexedValuesFieldListFilter for _test, cls in FieldListFilter._field_list_filters):
+        FieldListFilter.register(_plain_column, IndexedValuesFieldListFilter, take_priority=True)

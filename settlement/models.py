@@ -60,7 +60,11 @@ class LedgerEntry(models.Model):
                 name="ledger_amount_sign_matches_kind",
             ),
         ]
-        indexes = [models.Index(fields=["account", "-id"], name="ledger_account_idx")]
+        indexes = [
+            models.Index(fields=["account", "-id"], name="ledger_account_idx"),
+            # The admin's filter by kind, newest first (adjustments are rare among a million entries).
+            models.Index(fields=["kind", "-id"], name="ledger_kind_idx"),
+        ]
 
     def __str__(self):
         return f"{self.kind} {self.amount} on {self.account.external_id}"
