@@ -18,7 +18,7 @@ from games.engine import bet_return, settlement_kind
 from games.models import Bet, Round
 from games.validators import MONEY_DECIMAL_PLACES
 from settlement.choices import LedgerKind
-from settlement import writes
+from settlement import aggregates, writes
 from settlement.models import Account, LedgerEntry, SettlementBatch
 
 logger = logging.getLogger(__name__)
@@ -206,6 +206,7 @@ def settlement_run(*, round_ids=None, limit: int = SETTLEMENT_BATCH_ROUNDS, work
     writes.post_payouts(payouts, created_at=started)
     writes.set_balances(credited)
     Round.objects.filter(pk__in=outcome_by_round).update(status=RoundStatus.SETTLED, settled_at=started)
+    aggregates.record_settled_rounds(outcome_by_round)
     batch = SettlementBatch.objects.create(
         worker=worker, started_at=started, finished_at=timezone.now(), rounds=len(outcome_by_round),
         bets=len(bets), total_staked=total_staked, total_paid=total_paid, round_ids=sorted(outcome_by_round),

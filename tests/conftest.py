@@ -28,7 +28,11 @@ def service_missing(message: str):
 
 @pytest.fixture
 def postgres(transactional_db):
-    """The test runs on the real PostgreSQL (DATABASE_URL=postgres://...), with committed data."""
+    """The test runs on the real PostgreSQL (DATABASE_URL=postgres://...), with committed data.
+
+    The flush after such a test empties every table; post_migrate then re-creates the content
+    types, permissions and role groups, so later tests find their roles.
+    """
     from django.db import connection
 
     if connection.vendor != "postgresql":

@@ -40,9 +40,6 @@ def _drop(params: dict) -> None:
 
 
 @pytest.mark.services
-# serialized_rollback: the flush after the test keeps the groups the migrations wrote, as the
-# worker tests (serialized_rollback too) expect; a plain flush would have post_migrate re-create them.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_small_run_prints_every_figure_and_exactly_once_ok(postgres, redis_url):
     params = postgres.settings_dict
     credentials = params["USER"] + (f":{params['PASSWORD']}" if params["PASSWORD"] else "")

@@ -103,6 +103,13 @@ class TestSettlementRun:
         assert batch.total_staked == Bet.objects.aggregate(s=Sum("stake"))["s"]
         assert AuditEvent.objects.get(action="rounds.settled").after["rounds"] == sorted(r.pk for r in rounds)
         assert_ledger_invariant()
+        # The batch kept the daily aggregates too: rebuilding them from the raw rows agrees.
+        from django.core.management import call_command
+
+        from settlement.models import DailyBetTotals
+
+        assert DailyBetTotals.objects.aggregate(s=Sum("handle_cents"))["s"] == batch.total_staked * 100
+        call_command("rebuild_aggregates", "--check")
 
     def test_limit_and_round_ids_select_what_is_claimed(self, game, integration, funded_account):
         funded_account("a", "100.00")

@@ -41,9 +41,9 @@ from tests.settlement.workers import (
     wait_for,
 )
 
-# Committed data (the workers are other processes); serialized_rollback puts back what the migrations
-# wrote (the role groups) after each test's flush.
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+# Committed data: the workers are other processes. (The flush after each test re-creates the role
+# groups through post_migrate.)
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture

@@ -25,9 +25,6 @@ def test_anything_an_array_literal_would_read_differently_is_refused(values):
 
 
 @pytest.mark.services
-# serialized_rollback: the flush after the test keeps the groups the migrations wrote, as the
-# worker tests (serialized_rollback too) expect; a plain flush would have post_migrate re-create them.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_postgres_reads_back_the_same_values(postgres):
     ids = [1, 2, 9_000_000_000]
     amounts = [Decimal("0.00"), Decimal("19.51"), Decimal("123456789012.34")]
