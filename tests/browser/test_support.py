@@ -1,6 +1,8 @@
 """A support user in the browser: looks a player's round up, sees its cards as cards, verifies it once
 its seed is revealed, and cannot change a game's configuration."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -9,6 +11,13 @@ from games.engine import label_symbol
 from games.models import AuditEvent, GameInstance
 
 pytestmark = pytest.mark.browser
+
+# Colours of games/admin.css: red and black cards, the green of a match.
+RED, BLACK, GREEN = "rgb(198, 40, 40)", "rgb(17, 17, 17)", "rgb(46, 125, 50)"
+
+
+def card_class(label: str) -> str:
+    return "pf-card-red" if label[-1] in "DH" else "pf-card-black"
 
 
 def test_support_looks_a_round_up_sees_its_cards_and_verifies_it_after_rotation(
@@ -23,44 +32,30 @@ def test_support_looks_a_round_up_sees_its_cards_and_verifies_it_after_rotation(
     sign_in(page, support)
     page.get_by_role("link", name="Rounds", exact=True).first.click()
     expect(page.locator("h1")).to_contain_text("Select round to view")  # view only
-    # The player's complaint names their account: find the rounds they bet on, on the round recall
-    # page where there is one, else with the round list's search.
-    recall = page.get_by_role("link", name="Round recall")
-    if recall.count():
-        recall.click()
-        page.get_by_label("Account").fill(bob.external_id)
-        shot("1-recall-form")
-        page.get_by_role("button", name="Find rounds").click()
-        rows = page.locator("#recall-results tbody tr")
-        expect(rows).to_have_count(1)
-        expect(rows.first.locator(".pf-card")).to_have_count(len(wanted.cards))
-        shot("2-round-found")
-        rows.first.get_by_role("link", name=f"#{wanted.pk}", exact=True).click()
-    else:
-        page.locator("#searchbar").fill(bob.external_id)
-        shot("1-search")
-        page.locator("#searchbar").press("Enter")
-        rows = page.locator("#result_list tbody tr")
-        expect(rows).to_have_count(1)
-        expect(rows.first.locator(".pf-card")).to_have_count(len(wanted.cards))
-        shot("2-round-found")
-        rows.first.get_by_role("link", name=str(wanted.pk), exact=True).click()
+    # The player's complaint names their account: the round recall finds the rounds they bet on.
+    page.get_by_role("link", name="Round recall").click()
+    page.get_by_label("Account").fill(bob.external_id)
+    shot("1-recall-form")
+    page.get_by_role("button", name="Find rounds").click()
+    rows = page.locator("#recall-results tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first.locator(".pf-card")).to_have_count(len(wanted.cards))
+    shot("2-round-found")
+    rows.first.get_by_role("link", name=f"#{wanted.pk}", exact=True).click()
 
-    # The cards as cards, in dealt order, red suits in red; the hands and the outcome.
+    # The cards as cards, in dealt order, red suits in red, each with its position and hand; the
+    # hands, the tableau, the outcome, the bets.
     expect(page.locator("h1")).to_contain_text("View round")
     cards = page.locator(".field-cards_shown .pf-cards > .pf-card")
     expect(cards).to_have_text([label_symbol(label) for label in wanted.cards])
     for index, label in enumerate(wanted.cards):
-        colour = "pf-card-red" if label[-1] in "DH" else "pf-card-black"
-        expect(cards.nth(index)).to_have_class(f"pf-card {colour}")
+        expect(cards.nth(index)).to_have_class(f"pf-card {card_class(label)}")
+        expect(cards.nth(index)).to_have_css("color", RED if label[-1] in "DH" else BLACK)
     positions = page.locator(".field-cards_shown .pf-positions li")
-    if positions.count():  # each card with its position and hand
-        expect(positions).to_have_count(len(wanted.cards))
-        for index, label in enumerate(wanted.cards):
-            expect(positions.nth(index)).to_contain_text(f"{index + 1} ")
-            expect(positions.nth(index)).to_contain_text(label_symbol(label))
-            expect(positions.nth(index)).to_contain_text("Player" if index in (0, 2) else
-                                                          "Banker" if index in (1, 3) else "")
+    expect(positions).to_have_count(len(wanted.cards))
+    for index, label in enumerate(wanted.cards[:4]):
+        expect(positions.nth(index)).to_have_text(re.compile(
+            rf"^\s*{index + 1}\s+{'Player' if index % 2 == 0 else 'Banker'}\s+{re.escape(label_symbol(label))}\s*$"))
     expect(page.locator(".field-player_hand")).to_contain_text(f"→ {wanted.player_score}")
     expect(page.locator(".field-banker_hand")).to_contain_text(f"→ {wanted.banker_score}")
     expect(page.locator(".field-outcome")).to_contain_text(wanted.get_outcome_display())
@@ -80,20 +75,28 @@ def test_support_looks_a_round_up_sees_its_cards_and_verifies_it_after_rotation(
     assert revealed.pk == wanted.seed_pair_id
     page.reload()
     expect(page.locator(".field-server_seed_shown")).to_contain_text(revealed.server_seed)
-    recompute = page.get_by_role("button", name="Recompute by PF-1")
-    if recompute.count():  # verification on request, on a page of its own
-        shot("4-round-revealed")
-        recompute.click()
-        verdict = page.locator("#verification-result .pf-verdict")
-        expect(verdict).to_have_class("pf-ok pf-verdict")
-        expect(verdict).to_contain_text("✔ Matches")
-        expect(page.locator("#verification-result")).to_contain_text(revealed.server_seed)
-        expect(page.locator("#verification-result .pf-bad")).to_have_count(0)
-        expect(page.locator("ul.messagelist")).to_contain_text("it matches the stored round")
-    else:  # verification shown on the round page
-        expect(page.locator(".field-verification .pf-ok")).to_have_text(
-            "✔ Recomputed from the revealed seed: matches.")
-        expect(page.locator(".field-verification .pf-bad")).to_have_count(0)
+    shot("4-round-revealed")
+    page.get_by_role("button", name="Recompute by PF-1").click()
+
+    result = page.locator("#verification-result")
+    verdict = result.locator(".pf-verdict")
+    expect(verdict).to_have_class("pf-ok pf-verdict")
+    expect(verdict).to_contain_text("✔ Matches")
+    expect(verdict).to_have_css("color", GREEN)
+    expect(page.locator("ul.messagelist")).to_contain_text("it matches the stored round")
+    expect(result).to_contain_text(revealed.server_seed)
+    expect(result.locator(".pf-bad")).to_have_count(0)
+    comparison = result.locator(".pf-comparison tbody tr")
+    expect(comparison.first).to_be_visible()
+    for row in comparison.all():  # stored and recomputed, the same, row by row
+        cells = row.locator("td")
+        expect(cells.nth(2)).to_have_text("✔")
+        assert cells.nth(0).inner_text() == cells.nth(1).inner_text()
+    stored_cards = comparison.filter(has_text="Cards in dealt order").locator("td").nth(0).locator(".pf-card")
+    expect(stored_cards).to_have_text([label_symbol(label) for label in wanted.cards])
+    expect(stored_cards.first).to_have_css("border-top-style", "solid")  # drawn as cards: admin.css is there
+    assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"], \
+        "the verification page runs wider than the window"
     shot("5-round-verified")
 
 
