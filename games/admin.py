@@ -849,11 +849,22 @@ class RoundAdmin(ReadOnlyAdmin):
                  "paid": money(round_.paid) if round_.paid is not None else EMPTY}
                 for round_ in results.rounds
             ],
+            "export_url": (f"{reverse('admin:games_round_recall_export')}?{request.GET.urlencode()}"
+                           if results and results.rounds else None),
             "next_url": page_url(results.page + 1) if results and results.has_next else None,
             "previous_url": page_url(results.page - 1) if results and results.has_previous else None,
             "media": self.media + form.media,
         }
         return TemplateResponse(request, "admin/games/round/recall.html", context)
+
+    def recall_export_view(self, request):
+        """Every round the recall search finds (all pages), as the rounds' CSV export."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        form = RoundRecallForm(request.GET)
+        if not form.is_valid():
+            return HttpResponseRedirect(f"{reverse('admin:games_round_recall')}?{request.GET.urlencode()}")
+        return exports.csv_response(exports.ROUNDS_EXPORT, selectors.round_search(**form.criteria()))
 
     def changelist_tools(self, request) -> list:
         return [(reverse("admin:games_round_recall"), "Round recall", "pf-round-recall"),
@@ -873,6 +884,8 @@ class RoundAdmin(ReadOnlyAdmin):
         info = self.opts.app_label, self.opts.model_name
         return [
             path("recall/", self.admin_site.admin_view(self.recall_view), name="%s_%s_recall" % info),
+            path("recall/export/", self.admin_site.admin_view(self.recall_export_view),
+                 name="%s_%s_recall_export" % info),
             path("<path:object_id>/void/", self.admin_site.admin_view(self.void_round_view), name="%s_%s_void" % info),
             path("<path:object_id>/verify/", self.admin_site.admin_view(self.verify_round_view),
                  name="%s_%s_verify" % info),

@@ -92,7 +92,8 @@ def page_urls(client):
         urls.append(admin_url(account, "account_history") + "?check=1&bets_page=2")
     recall = reverse("admin:games_round_recall")
     urls.extend([recall, f"{recall}?game=main-table", f"{recall}?account=player-1", f"{recall}?account=player-2",
-                 f"{recall}?opened_from=2000-01-01T00:00", f"{recall}?round_id=1"])
+                 f"{recall}?opened_from=2000-01-01T00:00", f"{recall}?round_id=1",
+                 reverse("admin:games_round_recall_export") + "?game=main-table"])
     urls.append(reverse("admin:games_auditevent_head"))
     urls.append(admin_url(GameInstance, "rtp_preview") + "?decks=8&player=2&banker=1.95&tie=9")
     return list(dict.fromkeys(urls))

@@ -297,3 +297,48 @@ def test_the_bet_page_lists_the_same_ledger_entries(as_support, play, player):
 
     assert stake.amount == Decimal("-2.00")
     assert f"{stake.amount} → balance {stake.balance_after}" in content
+
+
+def test_the_support_pages_load_the_back_office_styles(as_support, revealed_round, player):
+    pages = [
+        as_support.get(RECALL, {"round_id": revealed_round.pk}),
+        as_support.post(admin_url(revealed_round, "verify")),
+        as_support.get(admin_url(player, "account_history")),
+    ]
+    for page in pages:
+        assert page.status_code == 200
+        assert "games/admin.css" in page.content.decode()  # the cards as cards need it
+
+
+# --- Exporting what the recall found --------------------------------------------------------------
+
+RECALL_EXPORT = reverse("admin:games_round_recall_export")
+
+
+def test_recall_exports_every_round_it_finds_across_pages(as_support, play, player, funded_account):
+    other = funded_account("player-2", "100.00")
+    wanted = [play(bets=[(player, "TIE", "1.00")], deal=False) for _ in range(53)]
+    play(bets=[(other, "TIE", "1.00")], deal=False)
+
+    page = as_support.get(RECALL, {"account": "player-1"})
+    link = page.context["export_url"]
+    assert link == f"{RECALL_EXPORT}?account=player-1" and link in page.content.decode()
+    response = as_support.get(link)
+
+    assert response.status_code == 200 and response.streaming
+    rows = b"".join(response.streaming_content).decode().splitlines()
+    assert rows[0].startswith("round_id,game,status")
+    assert [int(line.split(",")[0]) for line in rows[1:]] == sorted((r.pk for r in wanted), reverse=True)
+
+
+def test_recall_export_of_a_bad_search_goes_back_to_the_form(as_support):
+    response = as_support.get(RECALL_EXPORT, {"round_id": "abc"})
+    assert response.status_code == 302 and response["Location"] == f"{RECALL}?round_id=abc"
+
+
+def test_recall_export_needs_the_view_permission(client, nobody, play):
+    play()
+    nobody.is_staff = True
+    nobody.save()
+    client.force_login(nobody)
+    assert client.get(RECALL_EXPORT, {"game": "main-table"}).status_code == 403
