@@ -22,6 +22,7 @@ from django.db import IntegrityError
 from django.db.models import Count, Prefetch, Sum
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
@@ -434,7 +435,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
         self.message_user(
             request,
             f"{game.slug}: revealed the pair with hash {revealed.server_seed_hash[:16]}… "
-            f"({revealed.next_nonce} rounds); the new pair's hash is {new_pair.server_seed_hash}.",
+            f"({revealed.next_nonce} round{pluralize(revealed.next_nonce)}); "
+            f"the new pair's hash is {new_pair.server_seed_hash}.",
             messages.SUCCESS,
         )
         return True
