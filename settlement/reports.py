@@ -255,11 +255,13 @@ def active_accounts(game_ids, start: date, end: date) -> tuple[dict, int]:
     where = (f"{game} IN ({', '.join(['%s'] * len(game_ids))}) AND ({' OR '.join(conditions)})")
     params = list(game_ids) + params
     with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM (SELECT DISTINCT {account} FROM {table} WHERE {where}) AS d", params)
+        overall = int(cursor.fetchone()[0])
+        if len(game_ids) == 1:
+            return ({game_ids[0]: overall} if overall else {}), overall
         cursor.execute(f"SELECT g, COUNT(*) FROM (SELECT DISTINCT {game} AS g, {account} FROM {table} "
                        f"WHERE {where}) AS d GROUP BY g", params)
         per_game = {row[0]: int(row[1]) for row in cursor.fetchall()}
-        cursor.execute(f"SELECT COUNT(*) FROM (SELECT DISTINCT {account} FROM {table} WHERE {where}) AS d", params)
-        overall = int(cursor.fetchone()[0])
     return per_game, overall
 
 

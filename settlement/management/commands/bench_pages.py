@@ -40,7 +40,7 @@ from django.contrib import admin
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, connections
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 TARGET_P95_MS = 200.0
@@ -507,6 +507,16 @@ class Command(BaseCommand):
             pages.append(("admin round page (settled, verified)", reverse("admin:games_round_change", args=settled),
                           "session"))
         pages.append(("admin round page (dealt)", reverse("admin:games_round_change", args=[last - 10]), "session"))
+        try:  # the round recall of the admin, where it has one
+            recall = reverse("admin:games_round_recall")
+        except NoReverseMatch:
+            recall = None
+        if recall:
+            pages += [
+                ("admin round recall ?round_id=", f"{recall}?round_id={last - 10}", "session"),
+                ("admin round recall ?account=", f"{recall}?account={account.external_id}", "session"),
+                ("admin round recall ?game=", f"{recall}?game={game.slug}", "session"),
+            ]
         start = (timezone.now() - timedelta(days=self.options["days"])).date().isoformat()
         dashboard = reverse("admin:dashboard")
         pages += [
