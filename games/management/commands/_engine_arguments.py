@@ -1,4 +1,4 @@
-"""Argument parsing shared by the game-core commands (verify_round, odds, bench_engine).
+"""Argument parsing shared by the game-core commands (verify_round, odds, bench_engine, rng_report).
 
 Not a command itself: Django skips modules of commands/ whose name starts with an underscore.
 Errors are one line naming the field and end the command with exit status 2, as argparse does.
@@ -32,3 +32,14 @@ def integer_option(value, validate):
         return validate(value)
     except Pf1InputError as error:
         raise usage_error(str(error)) from None
+
+
+def positive(name: str, value) -> int:
+    """A count such as --rounds: a whole number of at least 1."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if isinstance(value, bool) or number < 1:
+        raise usage_error(f"{name}: must be a positive integer")
+    return number

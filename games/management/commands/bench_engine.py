@@ -20,20 +20,10 @@ from django.core.management.base import BaseCommand
 
 from games.engine import MAX_DECKS, MIN_DECKS, Dealer, exact_odds, validate_decks
 
-from ._engine_arguments import integer_option, usage_error
+from ._engine_arguments import integer_option, positive, usage_error
 
 ENGINE_TARGET_RATIO = 0.40
 ODDS_TARGET_MS = 50.0
-
-
-def positive(name: str, value) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = 0
-    if isinstance(value, bool) or number < 1:
-        raise usage_error(f"{name}: must be a positive integer")
-    return number
 
 
 def engine_rate(dealer: Dealer, rounds: int, decks: int) -> float:

@@ -20,22 +20,12 @@ from django.core.management.base import BaseCommand
 from games.engine import Dealer, Outcome, exact_odds, validate_decks
 from games.engine.stats import chi_square_test, natural_probability
 
-from ._engine_arguments import integer_option, usage_error
+from ._engine_arguments import integer_option, positive, usage_error
 
 DEFAULT_DECKS = 8
 DEFAULT_ROTATE_EVERY = 1000
 PROGRESS_FROM = 20_000  # runs of fewer rounds show no progress bar
 BAR_WIDTH = 30
-
-
-def positive(name: str, value) -> int:
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = 0
-    if isinstance(value, bool) or number < 1:
-        raise usage_error(f"{name}: must be a positive integer")
-    return number
 
 
 class Progress:
