@@ -113,8 +113,6 @@ def test_an_event_outside_any_transaction_still_chains(db):
 
 
 def test_staff_changes_and_failed_logins_are_audited(client, operator):
-    from django.contrib.auth.models import Group, User
-
     assert AuditEvent.objects.filter(action="staff.created", object_id=str(operator.pk)).exists()
     roles = AuditEvent.objects.filter(action="staff.roles_changed", object_id=str(operator.pk)).last()
     assert roles.after == {"groups": ["Operators"], "change": "add"}

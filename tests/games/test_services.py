@@ -11,7 +11,7 @@ from games.engine import play_round, server_seed_hash
 from games.errors import Conflict
 from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
 from settlement.choices import LedgerKind
-from settlement.models import Account, LedgerEntry
+from settlement.models import LedgerEntry
 
 pytestmark = pytest.mark.django_db
 

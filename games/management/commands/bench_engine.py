@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand
 
 from games.engine import MAX_DECKS, MIN_DECKS, Dealer, exact_odds, validate_decks
 
-from ._engine_arguments import integer_option, positive, usage_error
+from ._engine_arguments import integer_option, positive
 
 ENGINE_TARGET_RATIO = 0.40
 ODDS_TARGET_MS = 50.0
