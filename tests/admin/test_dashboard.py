@@ -89,7 +89,7 @@ def test_figures_match_the_aggregates_and_the_raw_bets(as_operator, world):
     assert sum(row.observed for row in board.outcomes[:3]) == board.overall.rounds
     assert board.outcome_test.df == 2 and 0 <= board.outcome_test.p_value <= 1
     content = response.content.decode()
-    assert str(board.overall.handle) in content
+    assert f"{board.overall.handle:,.2f}" in content
     # Per game, and one game alone.
     assert {row.slug for row in board.per_game} == {"main-table", "single-deck"}
     alone = as_operator.get(URL, {**world["period"], "game": "single-deck"}).context["board"]
