@@ -25,7 +25,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver"
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "baccarat_site.apps.BackOfficeAdminConfig",  # django.contrib.admin on the back-office site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

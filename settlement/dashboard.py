@@ -1,22 +1,17 @@
 """The operations dashboard in the admin (/admin/dashboard/), for those with settlement.view_dashboard.
 
-Installed on the admin site by ``install(site)`` (from SettlementConfig.ready): a URL of the site
-(``admin:dashboard``), an entry "Reports → Operations dashboard" in the index and the navigation
-sidebar, and the non-counting paginator on every list of the site (games.admin_paginator).
-Everything shown comes from settlement.reports, which reads only the daily aggregates.
+A page of the back-office admin site (baccarat_site.admin). Everything shown comes from
+settlement.reports, which reads only the daily aggregates.
 """
 
 from datetime import timedelta
 
 from django import forms
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.cache import never_cache
 
-from games.admin_paginator import install_paginator
 from games.models import GameInstance
 from settlement import reports
 
@@ -56,8 +51,6 @@ def default_period():
 
 
 def dashboard_view(request, site):
-    if not request.user.is_active or not request.user.is_authenticated:
-        return redirect_to_login(request.get_full_path(), reverse("admin:login", current_app=site.name))
     if not request.user.has_perm(PERMISSION):
         raise PermissionDenied
     currencies = reports.currencies()
@@ -82,31 +75,3 @@ def dashboard_view(request, site):
     }
     request.current_app = site.name
     return TemplateResponse(request, "admin/dashboard/dashboard.html", context)
-
-
-def install(site) -> None:
-    """Add the dashboard to an admin site (idempotent)."""
-    if getattr(site, "_dashboard_installed", False):
-        return
-    site._dashboard_installed = True
-    site_get_urls = site.get_urls
-    site_get_app_list = site.get_app_list
-
-    def get_urls():
-        view = never_cache(lambda request: dashboard_view(request, site))
-        return [path("dashboard/", view, name="dashboard")] + site_get_urls()
-
-    def get_app_list(request, app_label=None):
-        app_list = site_get_app_list(request, app_label)
-        if app_label is None and request.user.has_perm(PERMISSION):
-            url = reverse("admin:dashboard", current_app=site.name)
-            app_list.insert(0, {
-                "name": "Reports", "app_label": "reports", "app_url": url, "has_module_perms": True,
-                "models": [{"name": "Operations dashboard", "object_name": "Dashboard", "admin_url": url,
-                            "add_url": None, "view_only": True, "perms": {"view": True}}],
-            })
-        return app_list
-
-    site.get_urls = get_urls
-    site.get_app_list = get_app_list
-    install_paginator(site)
