@@ -17,9 +17,10 @@ from django.contrib.admin import helpers
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import quote, unquote
 from django.contrib.admin.views.main import ERROR_FLAG, PAGE_VAR, ChangeList
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError
-from django.db.models import Count, Prefetch, Sum
+from django.db.models import Count, Prefetch, Q, Sum
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse
 from django.template.defaultfilters import pluralize
@@ -36,7 +37,7 @@ from games.engine.cards import LABELS
 from games.errors import Conflict
 from games.forms import GameInstanceForm, ReasonForm, RotateSeedForm, RoundRecallForm, rtp_preview
 from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from settlement.models import LedgerEntry
+from settlement.models import Account, LedgerEntry
 from settlement.services import MAX_SETTLEMENT_FAILURES
 
 admin.site.site_header = "Baccarat back-office"
@@ -46,6 +47,10 @@ admin.site.index_title = "Operations"
 SECRET_FIELD = "server_seed"
 RED_SUITS = ("D", "H")
 EMPTY = "—"
+# At most this many ids of a small table (games, accounts, users, seed pairs) feed a search.
+SEARCH_ID_LIMIT = 1000
+# A search arm matching more rows than this is kept as a condition (see indexed_search).
+SEARCH_KEYS_CAP = 1000
 
 
 # --- Shared pieces (settlement.admin uses them too) ------------------------------------------------
@@ -124,6 +129,9 @@ class BackOfficeAdmin(admin.ModelAdmin):
     - No URL lookup touches the server seed (see the module docstring).
     - A numeric search term also matches the primary key (and ``numeric_search_fields``) exactly,
       by index, instead of a text match over an integer column.
+    - The admins of the big tables (rounds, bets, ledger, audit) say how to search in
+      ``search_arms``: each arm an index-backed lookup, combined by ``indexed_search`` (see there)
+      instead of Django's OR over joined tables, which reads whole tables at a million rows.
     - Nothing is ever deleted from the back-office: records are retired, voided or reversed.
     """
 
@@ -140,11 +148,21 @@ class BackOfficeAdmin(admin.ModelAdmin):
             return False
         return super().lookup_allowed(lookup, value, request)
 
+    def search_arms(self, request, term: str):
+        """None (Django's search over ``search_fields``), or the arms of an index-backed search: see
+        ``indexed_search``. ``term`` is stripped and not empty; the numeric matches are added."""
+        return None
+
     def get_search_results(self, request, queryset, search_term):
         base = queryset
         term = search_term.strip()
         if not term:
             return queryset, False
+        arms = self.search_arms(request, term)
+        if arms is not None:
+            if term.isdigit() and len(term) <= self.max_int_search_digits:
+                arms = [*arms, *(Q(**{field: int(term)}) for field in ("pk", *self.numeric_search_fields))]
+            return indexed_search(base, arms), False
         if self.get_search_fields(request):
             queryset, may_have_duplicates = super().get_search_results(request, queryset, search_term)
         else:
@@ -229,6 +247,43 @@ class BackOfficeAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/backoffice/action_form.html", context)
 
 
+def matching_ids(queryset, limit: int = SEARCH_ID_LIMIT) -> list:
+    """The primary keys of a lookup on a small table (games, accounts, users, seed pairs), read first
+    so that the big table is searched on its own indexed foreign key."""
+    return list(queryset.order_by().values_list("pk", flat=True)[:limit])
+
+
+def indexed_search(queryset, arms, cap: int = SEARCH_KEYS_CAP):
+    """``queryset`` narrowed to the rows any arm matches, each arm answered by an index.
+
+    An arm is a ``Q`` on the model's own indexed columns (``account_id__in=[ids]``, ``hash=term``),
+    or a ``values_list(…, flat=True)`` queryset of primary keys from another table (the rounds an
+    account bet on: ``Bet.objects.filter(account_id__in=ids).values_list("round_id", flat=True)``).
+    An arm of an empty id list (``__in=[]``) matches nothing.
+
+    Each arm's keys are read first, by its own index, up to ``cap`` of them; the list then asks for
+    ``pk IN (those keys)``, which it reads newest first from the primary key. An OR of the arms
+    instead would let PostgreSQL walk the primary key from the newest row and test each against
+    every arm, hoping for early matches: a read of the whole table for an account that last played
+    months ago. An arm with more than ``cap`` rows (a game's rounds, an actor's events) matches
+    densely: it is kept as a condition (``pk IN (…)`` or the ``Q``), where that walk stops early.
+    """
+    keys, wide = set(), []
+    for arm in arms:
+        found = list((queryset.model._base_manager.filter(arm).values_list("pk", flat=True)
+                      if isinstance(arm, Q) else arm).order_by()[: cap + 1])
+        if len(found) > cap:
+            wide.append(arm if isinstance(arm, Q) else Q(pk__in=arm))
+        else:
+            keys.update(found)
+    if not keys and not wide:
+        return queryset.none()
+    condition = Q(pk__in=sorted(keys)) if keys else Q()
+    for arm in wide:
+        condition |= arm
+    return queryset.filter(condition)
+
+
 class ExportChangeList(ChangeList):
     """A changelist that only builds its queryset: an export reads every row itself, streamed, so no
     page is fetched and no COUNT runs."""
@@ -268,7 +323,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
     list_display_links = ("slug", "name")
     list_filter = ("status", "decks", "currency")
     search_fields = ("slug", "name")
-    search_help_text = "Slug or name; a number matches the id."
+    search_help_text = "Slug or name (or part of either); a number matches the id."
     actions = ["rotate_seeds"]
 
     class Media:
@@ -512,7 +567,8 @@ class SeedPairAdmin(ReadOnlyAdmin):
     list_filter = (RevealedFilter, "game", "created_at", "revealed_at")
     list_select_related = ("game",)
     search_fields = ("=server_seed_hash", "client_seed", "game__slug")
-    search_help_text = "Server seed hash (exact), client seed or game slug; a number matches the id."
+    search_help_text = ("Server seed hash (exact), client seed or game slug (or part of either); a number matches "
+                        "the id.")
     show_full_result_count = False
     fields = ("id", "game", "server_seed_hash", "client_seed", "next_nonce", "created_at", "revealed_at",
               "server_seed_shown", "rounds_link")
@@ -620,8 +676,10 @@ class RoundAdmin(ReadOnlyAdmin):
                     "outcome", "opened_at")
     list_filter = ("status", "outcome", "natural", "game", "decks", SettlementFilter, "opened_at")
     list_select_related = ("game",)
+    # What search_arms matches, in Django's notation (a game's slug in part, the rest exactly).
     search_fields = ("game__slug", "=seed_pair__server_seed_hash", "=bets__account__external_id")
-    search_help_text = "Game slug, server seed hash or account external id (exact); a number matches the id."
+    search_help_text = ("Game slug (or part of it), server seed hash (exact) or account external id (exact: the "
+                        "rounds the account bet on); a number matches the round id.")
     show_full_result_count = False
     inlines = [BetInline]
     actions = ["void_rounds"]
@@ -717,6 +775,14 @@ class RoundAdmin(ReadOnlyAdmin):
         return format_html('{} bets, staked {}, returned {} {} · <a href="{}">list</a>', totals["count"],
                            money(totals["staked"]), money(totals["paid"]), obj.game.currency,
                            changelist_url(Bet, round__id__exact=obj.pk))
+
+    def search_arms(self, request, term):
+        accounts = matching_ids(Account.objects.filter(external_id=term))
+        return [
+            Q(game_id__in=matching_ids(GameInstance.objects.filter(slug__icontains=term))),
+            Q(seed_pair_id__in=matching_ids(SeedPair.objects.filter(server_seed_hash=term))),
+            Bet.objects.filter(account_id__in=accounts).values_list("round_id", flat=True),
+        ]
 
     # Voiding.
 
@@ -901,7 +967,8 @@ class BetAdmin(ReadOnlyAdmin):
     list_filter = ("status", "bet_type", "round__game", "placed_at")
     list_select_related = ("round__game", "account")
     search_fields = ("=account__external_id", "=idempotency_key", "=client__username")
-    search_help_text = "Account external id, idempotency key or client (exact); a number matches the bet or round id."
+    search_help_text = ("Account external id, idempotency key or client user name (each exact); a number matches "
+                        "the bet id or the round id.")
     numeric_search_fields = ("round_id",)
     show_full_result_count = False
     csv_export = exports.BETS_EXPORT
@@ -912,6 +979,13 @@ class BetAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("round__game", "account", "client")
+
+    def search_arms(self, request, term):
+        return [
+            Q(account_id__in=matching_ids(Account.objects.filter(external_id=term))),
+            Q(client_id__in=matching_ids(get_user_model().objects.filter(username=term))),
+            Q(idempotency_key=term),  # games.0007 indexes it
+        ]
 
     @admin.display(description="round", ordering="round_id")
     def round_link(self, obj):
@@ -932,8 +1006,13 @@ class BetAdmin(ReadOnlyAdmin):
 class AuditEventAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at", "actor", "action", "object_type", "object_id", "short_reason")
     list_filter = ("action", "object_type", "created_at")
-    search_fields = ("=object_id", "actor", "=request_id", "=hash")
-    search_help_text = "Object id (exact), actor, request id or event hash; a number also matches the event id."
+    # What search_arms matches, in Django's notation (games.0007 indexes each column).
+    search_fields = ("=object_id", "^actor", "=request_id", "=hash")
+    search_help_text = ("Object id (exact), actor (its beginning: “olivia” finds olivia-operator, “system:” the "
+                        "workers), request id or event hash (exact); a number also matches the event id.")
+
+    def search_arms(self, request, term):
+        return [Q(object_id=term), Q(actor__startswith=term), Q(request_id=term), Q(hash=term)]
     show_full_result_count = False
     csv_export = exports.AUDIT_EXPORT
     change_list_template = "admin/games/auditevent/change_list.html"

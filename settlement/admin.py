@@ -8,17 +8,19 @@ with the running balance, and its bets.
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from games import exports
-from games.admin import EMPTY, ReadOnlyAdmin, admin_url, changelist_url, link, money, service_error_messages
+from games.admin import (EMPTY, ReadOnlyAdmin, admin_url, changelist_url, link, matching_ids, money,
+                         service_error_messages)
 from games.forms import AdjustBalanceForm
 from games.models import Bet, Round
 from settlement import selectors, services
+from settlement.choices import LedgerKind
 from settlement.models import Account, LedgerEntry, SettlementBatch
 from settlement.selectors import settlement_queue
 
@@ -30,7 +32,7 @@ class AccountAdmin(ReadOnlyAdmin):
     list_display = ("external_id", "currency", "balance", "created_at")
     list_filter = ("currency", "created_at")
     search_fields = ("external_id",)
-    search_help_text = "External player id; a number also matches the account id."
+    search_help_text = "External player id (or part of it); a number also matches the account id."
     show_full_result_count = False
     actions = ["adjust_balance"]
     fields = ("id", "external_id", "currency", "balance", "ledger_check", "created_at", "recent_ledger",
@@ -193,14 +195,23 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
     list_display = ("id", "created_at", "account", "kind", "amount", "balance_after", "bet_link", "reason")
     list_filter = ("kind", "account__currency", "created_at")
     list_select_related = ("account",)
+    # What search_arms matches, in Django's notation: only adjustments carry a reason (the ledger's
+    # other entries are the effects of bets), so the reason is searched among them alone, by kind.
     search_fields = ("=account__external_id", "reason")
-    search_help_text = "Account external id (exact) or reason; a number matches the entry or bet id."
+    search_help_text = ("Account external id (exact) or the reason of an adjustment (any part of it); a number "
+                        "matches the entry id or the bet id.")
     numeric_search_fields = ("bet_id",)
     show_full_result_count = False
     csv_export = exports.LEDGER_EXPORT
     change_list_template = "admin/backoffice/change_list.html"
     fields = ("id", "created_at", "account", "kind", "amount", "balance_after", "bet_link", "reason")
     readonly_fields = fields
+
+    def search_arms(self, request, term):
+        return [
+            Q(account_id__in=matching_ids(Account.objects.filter(external_id=term))),
+            Q(kind=LedgerKind.ADJUSTMENT, reason__icontains=term),  # on ledger_kind_idx
+        ]
 
     @admin.display(description="bet", ordering="bet_id")
     def bet_link(self, obj):
@@ -217,7 +228,7 @@ class SettlementBatchAdmin(ReadOnlyAdmin):
                     "total_paid")
     list_filter = ("outcome", "started_at")
     search_fields = ("worker",)
-    search_help_text = "Worker name; a number matches the batch id."
+    search_help_text = "Worker name (or part of it); a number matches the batch id."
     show_full_result_count = False
     fields = ("id", "worker", "outcome", "started_at", "finished_at", "rounds", "bets", "total_staked",
               "total_paid", "round_ids_shown", "error")
