@@ -31,6 +31,7 @@ from django.utils.http import urlencode
 from django.utils import timezone
 
 from games import exports, selectors, services
+from games.admin_paginator import CappedCountPaginator
 from games.choices import RoundStatus
 from games.engine import RoundResult, label_symbol, third_card_reasons
 from games.engine.cards import LABELS
@@ -40,9 +41,6 @@ from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
 from settlement.models import Account, LedgerEntry
 from settlement.services import MAX_SETTLEMENT_FAILURES
 
-admin.site.site_header = "Baccarat back-office"
-admin.site.site_title = "Baccarat back-office"
-admin.site.index_title = "Operations"
 
 SECRET_FIELD = "server_seed"
 RED_SUITS = ("D", "H")
@@ -137,6 +135,9 @@ class BackOfficeAdmin(admin.ModelAdmin):
 
     numeric_search_fields: tuple = ()
     max_int_search_digits = 18
+    # Lists never count a whole table: at most CAP rows, shown as "about N" or "more than N".
+    paginator = CappedCountPaginator
+    show_full_result_count = False
     # The CSV export of the changelist (games.exports), offered to those who may view the model.
     csv_export: exports.Export | None = None
 
