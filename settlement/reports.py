@@ -61,64 +61,9 @@ def duration_text(milliseconds) -> str:
     return f"{milliseconds / 60_000:.1f} min"
 
 
-@dataclass
-class Totals:
-    """Rounds, bets and money of a game (or of all games) over the period."""
+class Returns:
+    """Handle, paid out and return to player (actual and theoretical) of figures kept in cents."""
 
-    label: str
-    slug: str = ""
-    rounds: int = 0
-    bets: int = 0
-    handle_cents: int = 0
-    paid_out_cents: int = 0
-    expected_return_ucents: int = 0
-    active_accounts: int = 0
-
-    @property
-    def handle(self) -> Decimal:
-        return _money(self.handle_cents)
-
-    @property
-    def paid_out(self) -> Decimal:
-        return _money(self.paid_out_cents)
-
-    @property
-    def ggr(self) -> Decimal:
-        return _money(self.handle_cents - self.paid_out_cents)
-
-    @property
-    def hold(self) -> float | None:
-        """GGR / handle."""
-        return _ratio(self.handle_cents - self.paid_out_cents, self.handle_cents)
-
-    @property
-    def rtp(self) -> float | None:
-        return _ratio(self.paid_out_cents, self.handle_cents)
-
-    @property
-    def theoretical_rtp(self) -> float | None:
-        return _ratio(self.expected_return_ucents, self.handle_cents * (UCENTS_PER_UNIT // CENTS_PER_UNIT))
-
-    @property
-    def hold_percent(self) -> str:
-        return percent(self.hold)
-
-    @property
-    def rtp_percent(self) -> str:
-        return percent(self.rtp, 3)
-
-    @property
-    def theoretical_percent(self) -> str:
-        return percent(self.theoretical_rtp, 3)
-
-
-@dataclass
-class BetTypeReturn:
-    bet_type: str
-    bets: int
-    won: int
-    lost: int
-    pushed: int
     handle_cents: int
     paid_out_cents: int
     expected_return_ucents: int
@@ -140,18 +85,57 @@ class BetTypeReturn:
         return _ratio(self.expected_return_ucents, self.handle_cents * (UCENTS_PER_UNIT // CENTS_PER_UNIT))
 
     @property
-    def difference(self) -> float | None:
-        if self.rtp is None:
-            return None
-        return self.rtp - self.theoretical_rtp
-
-    @property
     def rtp_percent(self) -> str:
         return percent(self.rtp, 3)
 
     @property
     def theoretical_percent(self) -> str:
         return percent(self.theoretical_rtp, 3)
+
+
+@dataclass
+class Totals(Returns):
+    """Rounds, bets and money of a game (or of all games) over the period."""
+
+    label: str
+    slug: str = ""
+    rounds: int = 0
+    bets: int = 0
+    handle_cents: int = 0
+    paid_out_cents: int = 0
+    expected_return_ucents: int = 0
+    active_accounts: int = 0
+
+    @property
+    def ggr(self) -> Decimal:
+        return _money(self.handle_cents - self.paid_out_cents)
+
+    @property
+    def hold(self) -> float | None:
+        """GGR / handle."""
+        return _ratio(self.handle_cents - self.paid_out_cents, self.handle_cents)
+
+    @property
+    def hold_percent(self) -> str:
+        return percent(self.hold)
+
+
+@dataclass
+class BetTypeReturn(Returns):
+    bet_type: str
+    bets: int
+    won: int
+    lost: int
+    pushed: int
+    handle_cents: int
+    paid_out_cents: int
+    expected_return_ucents: int
+
+    @property
+    def difference(self) -> float | None:
+        if self.rtp is None:
+            return None
+        return self.rtp - self.theoretical_rtp
 
     @property
     def difference_points(self) -> str:
