@@ -98,6 +98,20 @@ def distinct_values_by_index(connection, table: str, column: str, limit: int = M
         return [row[0] for row in cursor.fetchall()]
 
 
+class _ValuesOnDemand:
+    """Filter values read only when the filter's choices are drawn: a CSV export builds the
+    changelist's filters but never shows them, and must not pay for their queries."""
+
+    def __init__(self, read):
+        self._read = read
+        self._values = None
+
+    def __iter__(self):
+        if self._values is None:
+            self._values = self._read()
+        return iter(self._values)
+
+
 class IndexedValuesFieldListFilter(AllValuesFieldListFilter):
     """AllValuesFieldListFilter, with its values read by walking an index where one leads with the column."""
 
@@ -107,13 +121,19 @@ class IndexedValuesFieldListFilter(AllValuesFieldListFilter):
         queryset = model_admin.get_queryset(request) if model == parent_model else parent_model._default_manager.all()
         connection = connections[queryset.db]
         table, column = parent_model._meta.db_table, field.column
-        if (connection.vendor != "postgresql" or queryset.query.where or not column
-                or not _index_leads_with(connection, table, column)):
+        if connection.vendor != "postgresql" or queryset.query.where or not column:
             return
-        values = distinct_values_by_index(connection, table, column)
-        if field.null and queryset.filter(**{f"{field.name}__isnull": True}).exists():
-            values.append(None)
-        self.lookup_choices = values
+        every_value = self.lookup_choices  # Django's own (a lazy queryset), where no index leads
+
+        def read() -> list:
+            if not _index_leads_with(connection, table, column):
+                return list(every_value)
+            values = distinct_values_by_index(connection, table, column)
+            if field.null and queryset.filter(**{f"{field.name}__isnull": True}).exists():
+                values.append(None)
+            return values
+
+        self.lookup_choices = _ValuesOnDemand(read)
 
 
 def _plain_column(field) -> bool:
