@@ -438,7 +438,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
 
     @admin.display(description="Active seed pair")
     def active_seed_pair(self, obj):
-        pair = obj.seed_pairs.filter(revealed_at__isnull=True).first()
+        pair = selectors.seed_pair_active(game=obj)
         if pair is None:
             return EMPTY
         return format_html(
@@ -503,7 +503,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
         if not self.has_rotate_seeds_permission(request, game):
             raise PermissionDenied
-        pair = game.seed_pairs.filter(revealed_at__isnull=True).first()
+        pair = selectors.seed_pair_active(game=game)
         form = RotateSeedForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             self._rotate(request, game, form.cleaned_data["client_seed"])
