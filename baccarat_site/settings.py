@@ -36,6 +36,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    "backoffice",
+    "audit",
+    "wallet",
     "games",
     "settlement",
 ]
@@ -50,7 +53,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "games.middleware.AuditRequestMiddleware",
+    "audit.middleware.AuditRequestMiddleware",
 ]
 
 ROOT_URLCONF = "baccarat_site.urls"
@@ -103,15 +106,15 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # JSON only, in and out; the parser names the field that held a NaN or Infinity literal.
-    "DEFAULT_PARSER_CLASSES": ["games.api.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["backoffice.api.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Newest first by id; a cursor never counts the table.
-    "DEFAULT_PAGINATION_CLASS": "games.api.pagination.CursorPagination",
+    "DEFAULT_PAGINATION_CLASS": "backoffice.api.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "COERCE_DECIMAL_TO_STRING": True,
     # Services' ValidationError -> 400 and Conflict -> 409, both as {field: [reason]}.
-    "EXCEPTION_HANDLER": "games.api.exceptions.exception_handler",
+    "EXCEPTION_HANDLER": "backoffice.api.exceptions.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {
@@ -126,7 +129,7 @@ SPECTACULAR_SETTINGS = {
         "BetStatusEnum": "games.choices.BetStatus",
         # Bet types and outcomes are the same choice set: PLAYER, BANKER, TIE.
         "PlayerBankerTieEnum": "games.choices.BetType",
-        "LedgerKindEnum": "settlement.choices.LedgerKind",
+        "LedgerKindEnum": "wallet.choices.LedgerKind",
     },
 }
 
@@ -143,6 +146,11 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
+
+# Settlement: the rounds one batch claims, and the failed attempts after which the sweep leaves a
+# round to operators (so one bad round cannot block the others).
+SETTLEMENT_BATCH_ROUNDS = int(os.environ.get("SETTLEMENT_BATCH_ROUNDS", "200"))
+MAX_SETTLEMENT_FAILURES = int(os.environ.get("MAX_SETTLEMENT_FAILURES", "5"))
 
 LOGGING = {
     "version": 1,

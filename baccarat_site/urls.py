@@ -2,16 +2,22 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from audit.api.urls import urlpatterns as audit_api
 from games import views as public_views
+from games.api.urls import urlpatterns as games_api
+from wallet.api.urls import urlpatterns as wallet_api
+
+# /api/v1/: one namespace ("api") over the apps' routes.
+api_v1 = ([*games_api, *wallet_api, *audit_api], "api")
 
 urlpatterns = [
     path("", public_views.fairness, name="fairness"),
     path("admin/", admin.site.urls),
     path("api/v1/settlement/", include("settlement.api.urls")),
-    path("api/v1/", include("games.api.urls")),
+    path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # Swagger UI from drf-spectacular-sidecar's static files: works with no internet.
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
 
-handler404 = "games.api.views.not_found"
+handler404 = "backoffice.api.views.not_found"

@@ -31,15 +31,18 @@ from django.utils.http import urlencode
 from django.utils import timezone
 
 from games import exports, selectors, services
-from games.admin_paginator import CappedCountPaginator
+from backoffice.admin_paginator import CappedCountPaginator
 from games.choices import RoundStatus
 from games.engine import RoundResult, label_symbol, third_card_reasons
 from games.engine.cards import LABELS
 from games.errors import Conflict
-from games.forms import GameInstanceForm, ReasonForm, RotateSeedForm, RoundRecallForm, rtp_preview
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from settlement.models import Account, LedgerEntry
-from settlement.services import MAX_SETTLEMENT_FAILURES
+from audit.forms import ReasonForm
+from games.forms import GameInstanceForm, RotateSeedForm, RoundRecallForm, rtp_preview
+from audit.models import AuditEvent
+from games.models import Bet, GameInstance, Round, SeedPair
+from wallet.models import Account, LedgerEntry
+from django.conf import settings
+MAX_SETTLEMENT_FAILURES = 5
 
 
 SECRET_FIELD = "server_seed"

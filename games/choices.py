@@ -35,16 +35,3 @@ class BetStatus(models.TextChoices):
     LOST = "LOST", "Lost"
     PUSH = "PUSH", "Push (stake returned)"
     REFUNDED = "REFUNDED", "Refunded (round voided)"
-
-
-class Role(models.TextChoices):
-    """Each role is a group of the same name, created by a migration."""
-
-    OPERATOR = "operator", "Operators"
-    SUPPORT = "support", "Support"
-    INTEGRATION = "integration", "Integration"
-    ADMIN = "admin", "Administrators"
-
-    @property
-    def group_name(self) -> str:
-        return self.label

@@ -7,6 +7,8 @@ rotation while rounds are open) is a Conflict, also naming the field.
 
 
 class Conflict(Exception):
+    status_code = 409  # the HTTP status the API answers with (backoffice.api.exceptions)
+
     def __init__(self, field: str, message: str, code: str = "conflict"):
         super().__init__(f"{field}: {message}")
         self.field = field

@@ -24,9 +24,8 @@ from games.engine import (
     validate_nonce,
     validate_server_seed,
 )
-from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER
+from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 from games.models import GameInstance
-from games.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, MULTIPLIER_DECIMAL_PLACES
 
 MULTIPLIER_FIELDS = {
     BetType.PLAYER: "player_multiplier",
@@ -197,19 +196,6 @@ def optional_client_seed(value: str):
 
 # --- Intermediate action forms --------------------------------------------------------------------
 
-class ReasonForm(forms.Form):
-    reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        help_text="Recorded in the audit trail.",
-    )
-
-    def clean_reason(self):
-        reason = self.cleaned_data["reason"].strip()
-        if not reason:
-            raise ValidationError("A reason is required.")
-        return reason
-
-
 class RotateSeedForm(forms.Form):
     client_seed = forms.CharField(
         required=False, max_length=64, strip=False,
@@ -218,20 +204,6 @@ class RotateSeedForm(forms.Form):
 
     def clean_client_seed(self):
         return optional_client_seed(self.cleaned_data.get("client_seed", ""))
-
-
-class AdjustBalanceForm(ReasonForm):
-    amount = forms.DecimalField(
-        max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES,
-        help_text="Positive credits the account, negative debits it.",
-    )
-    field_order = ["amount", "reason"]
-
-    def clean_amount(self):
-        amount = self.cleaned_data["amount"]
-        if amount == 0:
-            raise ValidationError("Must not be zero.")
-        return amount
 
 
 # --- Support tools ---------------------------------------------------------------------------------

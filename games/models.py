@@ -1,44 +1,34 @@
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 
 from games.choices import BetStatus, BetType, GameStatus, Outcome, RoundStatus
-from games.engine import (
-    MAX_DECKS,
-    MIN_DECKS,
-    Multipliers,
-    label_symbol,
-)
+from games.engine import DEFAULT_MULTIPLIERS, MAX_DECKS, MIN_DECKS, Multipliers
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER
+from games.engine.payout import MULTIPLIER_DECIMAL_PLACES
 from games.validators import (
-    MONEY_DECIMAL_PLACES,
-    MONEY_MAX_DIGITS,
-    MULTIPLIER_DECIMAL_PLACES,
     MULTIPLIER_MAX_DIGITS,
-    validate_currency,
+    validate_client_seed_field,
     validate_decks,
     validate_multiplier,
-    validate_positive_money,
 )
+from wallet.fields import money_field
+from wallet.models import Account
+from wallet.validators import CURRENCY_CHECK_PATTERN, validate_currency, validate_positive_money
 
 
-def multiplier_field(default: str, verbose_name: str) -> models.DecimalField:
+def multiplier_field(default: Decimal, verbose_name: str) -> models.DecimalField:
     return models.DecimalField(
         verbose_name,
         max_digits=MULTIPLIER_MAX_DIGITS,
         decimal_places=MULTIPLIER_DECIMAL_PLACES,
-        default=Decimal(default),
+        default=default,
         validators=[validate_multiplier],
         help_text=f"At least {MIN_MULTIPLIER}, at most {MAX_MULTIPLIER}, "
         f"{MULTIPLIER_DECIMAL_PLACES} decimal places at most.",
-    )
-
-
-def money_field(verbose_name: str, **kwargs) -> models.DecimalField:
-    return models.DecimalField(
-        verbose_name, max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES, **kwargs
     )
 
 
@@ -53,9 +43,9 @@ class GameInstance(models.Model):
     decks = models.PositiveSmallIntegerField(
         default=MAX_DECKS, validators=[validate_decks], help_text=f"{MIN_DECKS} to {MAX_DECKS}."
     )
-    player_multiplier = multiplier_field("2.0", "player multiplier")
-    banker_multiplier = multiplier_field("1.95", "banker multiplier")
-    tie_multiplier = multiplier_field("9.0", "tie multiplier")
+    player_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.player, "player multiplier")
+    banker_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.banker, "banker multiplier")
+    tie_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.tie, "tie multiplier")
     min_bet = money_field("minimum bet", validators=[validate_positive_money])
     max_bet = money_field("maximum bet", validators=[validate_positive_money])
     currency = models.CharField(max_length=3, default="USD", validators=[validate_currency])
@@ -90,7 +80,7 @@ class GameInstance(models.Model):
             models.CheckConstraint(condition=Q(min_bet__gt=0), name="game_min_bet_positive"),
             models.CheckConstraint(condition=Q(min_bet__lte=F("max_bet")), name="game_min_bet_le_max_bet"),
             models.CheckConstraint(
-                condition=Q(currency__regex=r"^[A-Z]{3}$"), name="game_currency_iso4217"
+                condition=Q(currency__regex=CURRENCY_CHECK_PATTERN), name="game_currency_iso4217"
             ),
         ]
 
@@ -102,8 +92,6 @@ class GameInstance(models.Model):
         return Multipliers(self.player_multiplier, self.banker_multiplier, self.tie_multiplier)
 
     def clean(self):
-        from django.core.exceptions import ValidationError
-
         if self.min_bet is not None and self.max_bet is not None and self.min_bet > self.max_bet:
             raise ValidationError({"max_bet": "The maximum bet must be at least the minimum bet."})
 
@@ -129,7 +117,7 @@ class SeedPair(models.Model):
     game = models.ForeignKey(GameInstance, on_delete=models.PROTECT, related_name="seed_pairs")
     server_seed = models.CharField(max_length=64, editable=False)
     server_seed_hash = models.CharField(max_length=64, editable=False)
-    client_seed = models.CharField(max_length=64)
+    client_seed = models.CharField(max_length=64, validators=[validate_client_seed_field])
     next_nonce = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     revealed_at = models.DateTimeField(null=True, blank=True)
@@ -224,19 +212,19 @@ class Round(models.Model):
             models.Index(fields=["status", "dealt_at"], name="round_status_dealt_idx"),
             models.Index(fields=["status", "id"], name="round_status_id_idx"),
             models.Index(fields=["game", "-opened_at"], name="round_game_opened_idx"),
+            # The admin's round filters: the shoe sizes played by a loose index scan, and the first
+            # 10,000 rounds of an outcome counted from the index alone.
+            models.Index(fields=["decks"], name="round_decks_filter_idx"),
+            models.Index(fields=["outcome", "id"], name="round_outcome_filter_idx"),
         ]
 
     def __str__(self):
         return f"Round {self.pk} ({self.game.slug}, nonce {self.nonce})"
 
-    @property
-    def cards_display(self) -> str:
-        return " ".join(label_symbol(label) for label in self.cards)
-
 
 class Bet(models.Model):
     round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="bets")
-    account = models.ForeignKey("settlement.Account", on_delete=models.PROTECT, related_name="bets")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="bets")
     client = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bets_placed",
         help_text="The integration client that placed the bet.",
@@ -280,44 +268,9 @@ class Bet(models.Model):
             models.Index(fields=["round", "status"], name="bet_round_status_idx"),
             models.Index(fields=["account", "-id"], name="bet_account_idx"),
             models.Index(fields=["status", "-id"], name="bet_status_idx"),
+            # The admin's search by key (the unique (client, key) leads with the client).
+            models.Index(fields=["idempotency_key"], name="bet_idempotency_key_idx"),
         ]
 
     def __str__(self):
         return f"Bet {self.pk}: {self.bet_type} {self.stake} on round {self.round_id}"
-
-
-class AuditEvent(models.Model):
-    """One row of the append-only event log, written inside the transaction of the change.
-
-    Tamper-evident: ``hash`` is the SHA-256 of ``prev_hash`` (the previous event's hash) and this
-    event's canonical content, so altering, deleting or inserting an event breaks the chain
-    (``manage.py audit_verify`` walks it).
-    """
-
-    created_at = models.DateTimeField(db_index=True)
-    actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
-        related_name="audit_events",
-    )
-    actor = models.CharField(max_length=150, help_text="User name, or system:<worker> for the system.")
-    action = models.CharField(max_length=64, db_index=True)
-    object_type = models.CharField(max_length=64)
-    object_id = models.CharField(max_length=64)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
-    reason = models.TextField(blank=True)
-    request_id = models.CharField(max_length=64, blank=True)
-    source_ip = models.GenericIPAddressField(null=True, blank=True)
-    prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64, unique=True)
-
-    class Meta:
-        ordering = ["-id"]
-        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object_idx")]
-        constraints = [
-            models.UniqueConstraint(fields=["prev_hash"], name="audit_chain_has_no_forks"),
-            models.CheckConstraint(condition=Q(hash__regex=r"^[0-9a-f]{64}$"), name="audit_hash_hex"),
-        ]
-
-    def __str__(self):
-        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_type} {self.object_id}"

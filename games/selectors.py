@@ -10,14 +10,14 @@ The server seed of a pair leaves this module only through ``SeedPair.revealed_se
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, QuerySet, Sum
 
-from games import audit
-from games.engine import odds_report, verify_round
 from games.choices import GameStatus
+from games.engine import odds_report, verify_round
 from games.errors import Conflict
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from settlement.models import Account, LedgerEntry
+from games.models import Bet, GameInstance, Round, SeedPair
+from wallet.models import Account, LedgerEntry
 
 PUBLIC_REVEALED_PER_GAME = 10
 
@@ -214,36 +214,24 @@ def bet_get(*, bet_id: int) -> Bet:
     return Bet.objects.select_related("round__game", "account", "client").get(pk=bet_id)
 
 
-# --- Accounts -----------------------------------------------------------------------------------
+# --- An account's bets --------------------------------------------------------------------------
 
 
-def account_list() -> QuerySet[Account]:
-    return Account.objects.all()
+def account_bets(*, account: Account, page=1, per_page: int = 50):
+    """A page of the account's bets, newest first, with their rounds and games."""
+    bets = Bet.objects.filter(account=account).select_related("round__game").order_by("-id")
+    return Paginator(bets, per_page).get_page(page)
 
 
-def account_get(*, external_id: str) -> Account:
-    """The account with this external id; Account.DoesNotExist when there is none."""
-    return Account.objects.get(external_id=external_id)
+def bets_by_id(bet_ids) -> dict:
+    """{id: bet} with its round and game, for bets a page names by id (a ledger page, say)."""
+    bets = Bet.objects.filter(pk__in=set(bet_ids)).select_related("round__game")
+    return {bet.pk: bet for bet in bets}
 
 
-def account_ledger(*, account: Account) -> QuerySet[LedgerEntry]:
-    """The account's ledger, newest entry first."""
-    return LedgerEntry.objects.filter(account=account).select_related("account").order_by("-id")
-
-
-# --- Audit trail --------------------------------------------------------------------------------
-
-
-def audit_head() -> dict:
-    """The newest event's id, hash and time (the genesis hash while the log is empty)."""
-    return audit.audit_head()
-
-
-def audit_event_list(*, filters: dict | None = None) -> QuerySet[AuditEvent]:
-    """Audit events, newest first. Filters (exact): ``action``, ``object_type``, ``object_id``, ``request_id``."""
-    filters = filters or {}
-    events = AuditEvent.objects.order_by("-id")
-    for name in ("action", "object_type", "object_id", "request_id"):
-        if filters.get(name):
-            events = events.filter(**{name: filters[name]})
-    return events
+def ledger_entries_of_bets(bet_ids) -> dict:
+    """{bet id: [its ledger entries, oldest first]}: each bet's stake, payout or refund."""
+    entries: dict = {}
+    for entry in LedgerEntry.objects.filter(bet_id__in=set(bet_ids)).select_related("account").order_by("pk"):
+        entries.setdefault(entry.bet_id, []).append(entry)
+    return entries

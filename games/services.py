@@ -11,25 +11,21 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit.choices import AuditAction
+from audit.services import audit_record
+from audit.validators import required_reason
 from games import locks
-from games.audit import audit_record
 from games.choices import BetStatus, BetType, GameStatus, RoundStatus
-from games.engine import Dealer, server_seed_hash, validate_client_seed, Pf1InputError
+from games.engine import Dealer, Pf1InputError, server_seed_hash, validate_client_seed
 from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, SeedPair
-from games.validators import validate_positive_money
-from settlement.choices import LedgerKind
-from settlement.models import Account
-from settlement.services import ledger_post
+from games.signals import round_dealt
+from wallet.choices import LedgerKind
+from wallet.models import Account
+from wallet.services import ledger_post
+from wallet.validators import validate_positive_money
 
 ROUND_OPEN_ATTEMPTS = 3
-
-
-def _require_reason(reason) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError({"reason": "A reason is required."})
-    return reason
 
 
 def _checked_client_seed(client_seed) -> str:
@@ -47,7 +43,7 @@ def game_create(*, actor, client_seed: str | None = None, **fields) -> GameInsta
             game = GameInstance(**fields)
             game.full_clean()
             game.save()
-            audit_record(actor=actor, action="game.created", obj=game, after=game.configuration())
+            audit_record(actor=actor, action=AuditAction.GAME_CREATED, obj=game, after=game.configuration())
             _seed_pair_start(game=game, client_seed=client_seed)
             return game
     except IntegrityError:
@@ -60,7 +56,7 @@ def game_create(*, actor, client_seed: str | None = None, **fields) -> GameInsta
 @transaction.atomic
 def game_update(*, game_id: int, actor, reason: str, changes: dict) -> GameInstance:
     """Change a game's configuration; every change carries a reason and is audited."""
-    reason = _require_reason(reason)
+    reason = required_reason(reason)
     unknown = set(changes) - set(GameInstance.CONFIGURATION_FIELDS)
     if unknown:
         raise ValidationError({name: "This field cannot be changed." for name in sorted(unknown)})
@@ -75,11 +71,11 @@ def game_update(*, game_id: int, actor, reason: str, changes: dict) -> GameInsta
     game.save()
     changed = {name for name in after if after[name] != before[name]}
     if "status" in changed:
-        audit_record(actor=actor, action="game.status_changed", obj=game,
+        audit_record(actor=actor, action=AuditAction.GAME_STATUS_CHANGED, obj=game,
                      before={"status": before["status"]}, after={"status": after["status"]}, reason=reason)
     if changed - {"status"}:
         audit_record(
-            actor=actor, action="game.configured", obj=game,
+            actor=actor, action=AuditAction.GAME_CONFIGURED, obj=game,
             before={name: before[name] for name in sorted(changed - {"status"})},
             after={name: after[name] for name in sorted(changed - {"status"})},
             reason=reason,
@@ -97,7 +93,7 @@ def _seed_pair_start(*, game: GameInstance, client_seed: str | None) -> SeedPair
         server_seed_hash=server_seed_hash(server_seed),
         client_seed=_checked_client_seed(client_seed) if client_seed is not None else secrets.token_hex(8),
     )
-    audit_record(actor="system:seed-generator", action="seed_pair.committed", obj=pair,
+    audit_record(actor="system:seed-generator", action=AuditAction.SEED_PAIR_COMMITTED, obj=pair,
                  after={"game": game.slug, "server_seed_hash": pair.server_seed_hash,
                         "client_seed": pair.client_seed})
     return pair
@@ -119,7 +115,7 @@ def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple
         )
     pair.revealed_at = timezone.now()
     pair.save(update_fields=["revealed_at"])
-    audit_record(actor=actor, action="seed_pair.revealed", obj=pair,
+    audit_record(actor=actor, action=AuditAction.SEED_PAIR_REVEALED, obj=pair,
                  after={"server_seed_hash": pair.server_seed_hash, "server_seed": pair.server_seed,
                         "rounds_played": pair.next_nonce})
     new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or pair.client_seed)
@@ -142,7 +138,7 @@ def round_open(*, game_id: int, actor) -> Round:
             pair.next_nonce = nonce + 1
             pair.save(update_fields=["next_nonce"])
             round_ = Round.objects.create(game=game, seed_pair=pair, nonce=nonce, decks=game.decks)
-            audit_record(actor=actor, action="round.opened", obj=round_,
+            audit_record(actor=actor, action=AuditAction.ROUND_OPENED, obj=round_,
                          after={"game": game.slug, "nonce": nonce, "server_seed_hash": pair.server_seed_hash})
             return round_
     raise Conflict("seed_pair", "The seed pair kept rotating; try again.")
@@ -169,19 +165,16 @@ def round_deal(*, round_id: int, actor) -> Round:
     round_.status = RoundStatus.DEALT
     round_.dealt_at = timezone.now()
     round_.save()
-    audit_record(actor=actor, action="round.dealt", obj=round_,
+    audit_record(actor=actor, action=AuditAction.ROUND_DEALT, obj=round_,
                  after={"cards": round_.cards, "outcome": round_.outcome})
-
-    from settlement.tasks import settle_rounds
-
-    transaction.on_commit(lambda: settle_rounds.delay([round_.pk]))
+    transaction.on_commit(lambda: round_dealt.send(sender=Round, round_ids=[round_.pk]))
     return round_
 
 
 @transaction.atomic
 def round_void(*, round_id: int, actor, reason: str) -> Round:
     """Void an OPEN or DEALT round and refund every pending bet."""
-    reason = _require_reason(reason)
+    reason = required_reason(reason)
     round_ = locks.lock_round(round_id)
     if round_.status not in (RoundStatus.OPEN, RoundStatus.DEALT):
         raise Conflict("round", f"The round is {round_.status}; only open or dealt rounds can be voided.")
@@ -193,8 +186,8 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
         bet.payout = bet.stake
         bet.settled_at = now
         account = accounts[bet.account_id]
-        ledger_post(account=account, bet=bet, kind=LedgerKind.REFUND, amount=bet.stake)
-        audit_record(actor=actor, action="bet.refunded", obj=bet,
+        ledger_post(account=account, bet_id=bet.pk, kind=LedgerKind.REFUND, amount=bet.stake)
+        audit_record(actor=actor, action=AuditAction.BET_REFUNDED, obj=bet,
                      after={"payout": str(bet.payout)}, reason=reason)
     Bet.objects.bulk_update(bets, ["status", "payout", "settled_at"])
     before_status = round_.status
@@ -202,7 +195,7 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
     round_.voided_at = now
     round_.void_reason = reason
     round_.save(update_fields=["status", "voided_at", "void_reason"])
-    audit_record(actor=actor, action="round.voided", obj=round_, before={"status": before_status},
+    audit_record(actor=actor, action=AuditAction.ROUND_VOIDED, obj=round_, before={"status": before_status},
                  after={"status": RoundStatus.VOID, "bets_refunded": len(bets)}, reason=reason)
     return round_
 
@@ -210,7 +203,7 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
 # --- Bets ---------------------------------------------------------------------------------------
 
 def _parse_stake(stake) -> Decimal:
-    if isinstance(stake, float) or isinstance(stake, bool):
+    if isinstance(stake, float | bool):
         raise ValidationError({"stake": "Send the stake as a decimal string, e.g. \"10.50\"."})
     try:
         value = Decimal(str(stake))
@@ -294,8 +287,8 @@ def _bet_accept(*, round_id, account_external_id, bet_type, stake, idempotency_k
         round=round_, account=account, client=client, bet_type=bet_type, stake=stake,
         multiplier=game.multipliers.for_bet(bet_type), idempotency_key=idempotency_key,
     )
-    ledger_post(account=account, bet=bet, kind=LedgerKind.STAKE, amount=-stake)
-    audit_record(actor=client, action="bet.accepted", obj=bet,
+    ledger_post(account=account, bet_id=bet.pk, kind=LedgerKind.STAKE, amount=-stake)
+    audit_record(actor=client, action=AuditAction.BET_ACCEPTED, obj=bet,
                  after={"round": round_.pk, "account": account.external_id, "bet_type": bet_type,
                         "stake": str(stake), "multiplier": str(bet.multiplier)})
     return bet

@@ -1,46 +1,6 @@
-"""Audit events for changes that Django itself makes: staff users, their roles, failed log-ins."""
+"""Signals the games app sends; other apps (settlement) subscribe, games knows none of them."""
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.signals import user_login_failed
-from django.db.models.signals import m2m_changed, post_save, pre_save
+from django.dispatch import Signal
 
-from games.audit import audit_record, signal_actor
-
-User = get_user_model()
-_WATCHED_USER_FIELDS = ("username", "is_active", "is_staff", "is_superuser")
-
-
-def remember_user_before(sender, instance, **kwargs):
-    before = User.objects.filter(pk=instance.pk).values(*_WATCHED_USER_FIELDS).first() if instance.pk else None
-    instance._audit_before = before
-
-
-def record_user_saved(sender, instance, created, **kwargs):
-    after = {name: getattr(instance, name) for name in _WATCHED_USER_FIELDS}
-    before = getattr(instance, "_audit_before", None)
-    if created:
-        audit_record(actor=signal_actor("system:user-management"), action="staff.created", obj=instance, after=after)
-    elif before != after:
-        audit_record(actor=signal_actor("system:user-management"), action="staff.changed", obj=instance,
-                     before=before, after=after)
-
-
-def record_roles_changed(sender, instance, action, pk_set, model, **kwargs):
-    if action not in ("post_add", "post_remove", "post_clear") or not isinstance(instance, User):
-        return
-    groups = sorted(instance.groups.values_list("name", flat=True))
-    audit_record(actor=signal_actor("system:user-management"), action="staff.roles_changed", obj=instance,
-                 after={"groups": groups, "change": action.removeprefix("post_")})
-
-
-def record_login_failed(sender, credentials, request=None, **kwargs):
-    # Only the user name: the password never goes anywhere.
-    audit_record(actor="anonymous", action="auth.login_failed", object_type="user",
-                 object_id=str(credentials.get("username", ""))[:64])
-
-
-def connect():
-    pre_save.connect(remember_user_before, sender=User, dispatch_uid="audit.user.before")
-    post_save.connect(record_user_saved, sender=User, dispatch_uid="audit.user.saved")
-    m2m_changed.connect(record_roles_changed, sender=User.groups.through, dispatch_uid="audit.user.groups")
-    user_login_failed.connect(record_login_failed, dispatch_uid="audit.login_failed")
+# Sent once the transaction that dealt rounds has committed, with ``round_ids``.
+round_dealt = Signal()

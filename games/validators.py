@@ -1,18 +1,12 @@
-"""Field validators shared by the models, the API serializers and the admin forms."""
-
-from decimal import Decimal
+"""Field validators of the game's models; the API serializers and the admin forms use them too."""
 
 from django.core.exceptions import ValidationError
-from django.core.validators import RegexValidator
 
-from games.engine import MAX_DECKS, MIN_DECKS, multiplier_problem
+from games.engine import MAX_DECKS, MIN_DECKS, Pf1InputError, multiplier_problem, validate_client_seed
+from games.engine.payout import MAX_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 
-MONEY_MAX_DIGITS = 14
-MONEY_DECIMAL_PLACES = 2
-MULTIPLIER_MAX_DIGITS = 8  # up to 1000.0000
-MULTIPLIER_DECIMAL_PLACES = 4
-
-validate_currency = RegexValidator(r"^[A-Z]{3}\Z", "Enter an ISO 4217 code: three capital letters.")
+# Whole digits enough for the largest multiplier, and the engine's decimal places.
+MULTIPLIER_MAX_DIGITS = len(str(int(MAX_MULTIPLIER))) + MULTIPLIER_DECIMAL_PLACES
 
 
 def validate_multiplier(value) -> None:
@@ -26,10 +20,9 @@ def validate_decks(value) -> None:
         raise ValidationError(f"A shoe holds {MIN_DECKS} to {MAX_DECKS} decks.", code="invalid_decks")
 
 
-def validate_positive_money(value: Decimal) -> None:
-    if value <= 0:
-        raise ValidationError("Must be greater than zero.", code="not_positive")
-    if value.as_tuple().exponent < -MONEY_DECIMAL_PLACES:
-        raise ValidationError(
-            f"Must have at most {MONEY_DECIMAL_PLACES} decimal places.", code="too_many_places"
-        )
+def validate_client_seed_field(value) -> None:
+    """PF-1's rule for a client seed (1 to 64 characters, no control characters)."""
+    try:
+        validate_client_seed(value)
+    except Pf1InputError as error:
+        raise ValidationError(f"A client seed {error.message}.", code="invalid_client_seed") from None

@@ -17,11 +17,13 @@ from django.utils.html import format_html, format_html_join
 from games import exports
 from games.admin import (EMPTY, ReadOnlyAdmin, admin_url, changelist_url, link, matching_ids, money,
                          service_error_messages)
-from games.forms import AdjustBalanceForm
+from wallet.forms import AdjustBalanceForm
 from games.models import Bet, Round
 from settlement import selectors, services
-from settlement.choices import LedgerKind
-from settlement.models import Account, LedgerEntry, SettlementBatch
+from wallet.choices import LedgerKind
+from wallet.models import Account, LedgerEntry
+from settlement.models import SettlementBatch
+from wallet import services as wallet_services, selectors as wallet_selectors
 from settlement.selectors import settlement_queue
 
 RECENT_LEDGER_ROWS = 10

@@ -6,3 +6,7 @@ class SettlementConfig(AppConfig):
     name = "settlement"
     verbose_name = "Settlement"
 
+    def ready(self):
+        from settlement import receivers
+
+        receivers.connect()

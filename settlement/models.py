@@ -1,82 +1,19 @@
 from django.db import models
 from django.db.models import Q
 
-from games.models import money_field
-from games.validators import validate_currency
-from settlement.choices import LedgerKind
+from wallet.fields import money_field
+from wallet.models import Account
 
 
-class Account(models.Model):
-    """A player's wallet, known to us by the operator's external player id."""
-
-    external_id = models.CharField(max_length=100, unique=True)
-    currency = models.CharField(max_length=3, default="USD", validators=[validate_currency])
-    balance = money_field("balance", default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["external_id"]
-        permissions = [("adjust_account", "Can adjust account balances")]
-        constraints = [
-            models.CheckConstraint(condition=Q(balance__gte=0), name="account_balance_non_negative"),
-            models.CheckConstraint(
-                condition=Q(currency__regex=r"^[A-Z]{3}$"), name="account_currency_iso4217"
-            ),
-        ]
-
-    def __str__(self):
-        return f"{self.external_id} ({self.currency})"
-
-
-class LedgerEntry(models.Model):
-    """Append-only: every change of a balance, signed, with the balance after it."""
-
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="ledger")
-    bet = models.ForeignKey("games.Bet", on_delete=models.PROTECT, null=True, blank=True,
-                            related_name="ledger_entries")
-    kind = models.CharField(max_length=10, choices=LedgerKind.choices)
-    amount = money_field("amount")
-    balance_after = money_field("balance after")
-    reason = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-id"]
-        verbose_name_plural = "ledger entries"
-        constraints = [
-            # No money effect of a bet can happen twice.
-            models.UniqueConstraint(fields=["bet", "kind"], name="ledger_one_effect_per_bet_and_kind"),
-            models.CheckConstraint(condition=Q(kind__in=LedgerKind.values), name="ledger_kind_valid"),
-            models.CheckConstraint(condition=Q(balance_after__gte=0), name="ledger_balance_non_negative"),
-            models.CheckConstraint(
-                condition=Q(kind=LedgerKind.ADJUSTMENT, bet__isnull=True)
-                | Q(~Q(kind=LedgerKind.ADJUSTMENT), bet__isnull=False),
-                name="ledger_bet_xor_adjustment",
-            ),
-            models.CheckConstraint(
-                condition=Q(kind=LedgerKind.STAKE, amount__lt=0)
-                | Q(kind__in=[LedgerKind.PAYOUT, LedgerKind.REFUND], amount__gt=0)
-                | (Q(kind=LedgerKind.ADJUSTMENT) & ~Q(amount=0)),
-                name="ledger_amount_sign_matches_kind",
-            ),
-        ]
-        indexes = [
-            models.Index(fields=["account", "-id"], name="ledger_account_idx"),
-            # The admin's filter by kind, newest first (adjustments are rare among a million entries).
-            models.Index(fields=["kind", "-id"], name="ledger_kind_idx"),
-        ]
-
-    def __str__(self):
-        return f"{self.kind} {self.amount} on {self.account.external_id}"
+class BatchOutcome(models.TextChoices):
+    OK = "ok", "OK"
+    FAILED = "failed", "Failed"
 
 
 class SettlementBatch(models.Model):
     """One run of the settlement worker: what it claimed, what it paid, and how it ended."""
 
-    class Outcome(models.TextChoices):
-        RUNNING = "running", "Running"
-        OK = "ok", "OK"
-        FAILED = "failed", "Failed"
+    Outcome = BatchOutcome
 
     worker = models.CharField(max_length=150)
     started_at = models.DateTimeField()
@@ -86,7 +23,7 @@ class SettlementBatch(models.Model):
     total_staked = money_field("total staked", default=0)
     total_paid = money_field("total paid out", default=0)
     round_ids = models.JSONField(default=list, blank=True)
-    outcome = models.CharField(max_length=8, choices=Outcome.choices, default=Outcome.RUNNING)
+    outcome = models.CharField(max_length=8, choices=BatchOutcome.choices)
     error = models.TextField(blank=True)
 
     class Meta:
@@ -95,7 +32,7 @@ class SettlementBatch(models.Model):
         permissions = [("request_sweep", "Can request a settlement sweep")]
         constraints = [
             models.CheckConstraint(
-                condition=Q(outcome__in=["running", "ok", "failed"]), name="batch_outcome_valid"
+                condition=Q(outcome__in=BatchOutcome.values), name="batch_outcome_valid"
             ),
             models.CheckConstraint(condition=Q(total_paid__gte=0, total_staked__gte=0),
                                    name="batch_totals_non_negative"),

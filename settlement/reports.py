@@ -15,12 +15,13 @@ from django.db.models import Max, Sum
 
 from games.engine import BetType, Outcome, exact_odds
 from games.engine.stats import chi_square_test_expected, natural_probability
-from games.models import AuditEvent, GameInstance
+from audit.choices import AuditAction
+from audit.models import AuditEvent
+from games.models import GameInstance
 from settlement.aggregates import CENTS_PER_UNIT, UCENTS_PER_UNIT
 from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 from settlement.selectors import settlement_queue
 
-CONFIGURED = "game.configured"
 CHANGES_SHOWN = 200
 
 _BET_SUMS = {name: Sum(name) for name in (
@@ -319,7 +320,7 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
                                             [expected["natural"], rounds - expected["natural"]])
 
     changes = list(
-        AuditEvent.objects.filter(action=CONFIGURED, object_type="gameinstance",
+        AuditEvent.objects.filter(action=AuditAction.GAME_CONFIGURED, object_type="gameinstance",
                                   object_id__in=[str(g) for g in game_ids],
                                   created_at__gte=_midnight(start), created_at__lt=_midnight(end + timedelta(days=1)))
         .order_by("created_at", "id")[:CHANGES_SHOWN]

@@ -1,4 +1,4 @@
-"""Money: accounts, adjustments, the ledger, and the settlement of dealt rounds in batches."""
+"""The settlement of dealt rounds in batches, exactly once, by any number of workers at once."""
 
 import logging
 import os
@@ -6,91 +6,30 @@ import socket
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.core.exceptions import ValidationError
-from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audit.choices import AuditAction
+from audit.services import audit_record
 from games import locks
-from games.audit import audit_record
 from games.choices import BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
+from games.engine.payout import LOSE, PUSH, WIN
 from games.models import Bet, Round
-from games.validators import MONEY_DECIMAL_PLACES
-from settlement.choices import LedgerKind
 from settlement import aggregates, writes
-from settlement.models import Account, LedgerEntry, SettlementBatch
+from settlement.models import SettlementBatch
+from settlement.signals import sweep_requested
 
 logger = logging.getLogger(__name__)
 
-SETTLEMENT_BATCH_ROUNDS = int(os.environ.get("SETTLEMENT_BATCH_ROUNDS", "200"))
-MAX_SETTLEMENT_FAILURES = int(os.environ.get("MAX_SETTLEMENT_FAILURES", "5"))
-
 # What a settled bet's status is, by the engine's settlement kind.
-_STATUS_BY_KIND = {"WIN": BetStatus.WON, "LOSE": BetStatus.LOST, "PUSH": BetStatus.PUSH}
+_STATUS_BY_KIND = {WIN: BetStatus.WON, LOSE: BetStatus.LOST, PUSH: BetStatus.PUSH}
 
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def ledger_post(*, account: Account, bet, kind: str, amount: Decimal, reason: str = "") -> LedgerEntry:
-    """Move money on a locked account: the balance and its ledger entry change together."""
-    account.balance += amount
-    if account.balance < 0:
-        raise ValidationError({"amount": "The balance would go below zero."})
-    account.save(update_fields=["balance"])
-    return LedgerEntry.objects.create(account=account, bet=bet, kind=kind, amount=amount,
-                                      balance_after=account.balance, reason=reason)
-
-
-def account_create(*, actor, external_id: str, currency: str = "USD") -> Account:
-    try:
-        with transaction.atomic():
-            account = Account(external_id=external_id, currency=currency)
-            account.full_clean()
-            account.save()
-            audit_record(actor=actor, action="account.created", obj=account,
-                         after={"external_id": external_id, "currency": currency})
-            return account
-    except IntegrityError:
-        # Two requests created the same account at once; the database kept one.
-        if Account.objects.filter(external_id=external_id).exists():
-            raise ValidationError({"external_id": "Account with this External id already exists."}) from None
-        raise
-
-
-def _parse_amount(amount) -> Decimal:
-    if isinstance(amount, (float, bool)):
-        raise ValidationError({"amount": "Send the amount as a decimal string."})
-    try:
-        value = Decimal(str(amount))
-    except ArithmeticError:
-        raise ValidationError({"amount": "Must be a decimal number."}) from None
-    if not value.is_finite() or value == 0:
-        raise ValidationError({"amount": "Must be a non-zero finite number."})
-    if value.as_tuple().exponent < -MONEY_DECIMAL_PLACES:
-        raise ValidationError({"amount": f"Must have at most {MONEY_DECIMAL_PLACES} decimal places."})
-    return value
-
-
-@transaction.atomic
-def account_adjust(*, external_id: str, actor, amount, reason: str) -> LedgerEntry:
-    """Credit (positive) or debit (negative) an account by hand, with a reason."""
-    amount = _parse_amount(amount)
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError({"reason": "A reason is required."})
-    account_id = Account.objects.filter(external_id=external_id).values_list("pk", flat=True).first()
-    if account_id is None:
-        raise Account.DoesNotExist(external_id)
-    account = locks.lock_accounts([account_id])[account_id]
-    before = account.balance
-    entry = ledger_post(account=account, bet=None, kind=LedgerKind.ADJUSTMENT, amount=amount, reason=reason)
-    audit_record(actor=actor, action="account.adjusted", obj=account,
-                 before={"balance": str(before)}, after={"balance": str(account.balance), "amount": str(amount)},
-                 reason=reason)
-    return entry
 
 
 @dataclass
@@ -105,7 +44,7 @@ def settlement_sweep(*, round_ids=None, worker: str | None = None) -> SweepResul
 
     A batch that fails is recorded as failed and its rounds are counted as failed attempts; when
     it held several rounds, each is then tried alone, so one bad round fails alone and the rest
-    settle. A round that failed ``MAX_SETTLEMENT_FAILURES`` times is left to an operator.
+    settle. A round that failed ``settings.MAX_SETTLEMENT_FAILURES`` times is left to an operator.
     Errors of the database connection itself are raised after recording, so the task retries.
     """
     worker = worker or worker_name()
@@ -129,7 +68,6 @@ def settlement_sweep(*, round_ids=None, worker: str | None = None) -> SweepResul
             return result
         result.settled_rounds += batch.rounds
         result.batches += 1
-
 
 
 def _settle_alone(round_id: int, worker: str, result: SweepResult) -> None:
@@ -166,7 +104,7 @@ def _record_failure(round_ids: list, error: Exception, worker: str) -> None:
 
 
 @transaction.atomic
-def settlement_run(*, round_ids=None, limit: int = SETTLEMENT_BATCH_ROUNDS, worker: str | None = None,
+def settlement_run(*, round_ids=None, limit: int | None = None, worker: str | None = None,
                    claimed: list | None = None):
     """Settle up to ``limit`` DEALT rounds in one transaction; None when there is nothing to claim.
 
@@ -176,7 +114,8 @@ def settlement_run(*, round_ids=None, limit: int = SETTLEMENT_BATCH_ROUNDS, work
     being written twice. The writes are set-based: a handful of statements per batch.
     """
     worker = worker or worker_name()
-    outcome_by_round = dict(locks.lock_dealt_rounds(round_ids, limit, MAX_SETTLEMENT_FAILURES))
+    limit = limit or settings.SETTLEMENT_BATCH_ROUNDS
+    outcome_by_round = dict(locks.lock_dealt_rounds(round_ids, limit, settings.MAX_SETTLEMENT_FAILURES))
     if claimed is not None:
         claimed.extend(outcome_by_round)
     if not outcome_by_round:
@@ -212,7 +151,7 @@ def settlement_run(*, round_ids=None, limit: int = SETTLEMENT_BATCH_ROUNDS, work
         bets=len(bets), total_staked=total_staked, total_paid=total_paid, round_ids=sorted(outcome_by_round),
         outcome=SettlementBatch.Outcome.OK,
     )
-    audit_record(actor=f"system:{worker}", action="rounds.settled", obj=batch,
+    audit_record(actor=f"system:{worker}", action=AuditAction.ROUNDS_SETTLED, obj=batch,
                  after={"rounds": batch.round_ids, "bets": len(bets), "total_staked": str(total_staked),
                         "total_paid": str(total_paid)})
     return batch
@@ -221,7 +160,5 @@ def settlement_run(*, round_ids=None, limit: int = SETTLEMENT_BATCH_ROUNDS, work
 @transaction.atomic
 def sweep_request(*, actor) -> None:
     """Ask the workers for a sweep now (an operator's button, the API); it runs once committed."""
-    from settlement.tasks import sweep
-
-    audit_record(actor=actor, action="settlement.sweep_requested", object_type="settlement", object_id="queue")
-    transaction.on_commit(sweep.delay)
+    audit_record(actor=actor, action=AuditAction.SWEEP_REQUESTED, object_type="settlement", object_id="queue")
+    transaction.on_commit(lambda: sweep_requested.send(sender=SettlementBatch))

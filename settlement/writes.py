@@ -14,8 +14,8 @@ from django.db import connection
 
 from games.choices import BetStatus
 from games.models import Bet
-from settlement.choices import LedgerKind
-from settlement.models import Account, LedgerEntry
+from wallet.choices import LedgerKind
+from wallet.models import Account, LedgerEntry
 
 BULK_BATCH = 1000
 

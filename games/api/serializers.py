@@ -5,70 +5,25 @@ No serializer reads ``SeedPair.server_seed``: a seed is shown only through
 ``SeedPair.revealed_server_seed``, which is None until the pair is revealed.
 """
 
-from collections.abc import Mapping
-from decimal import Decimal
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from audit.validators import REASON_REQUIRED
+from backoffice.api.serializers import StrictInputMixin, reason_field
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
-from games.engine import Pf1InputError, validate_client_seed
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from games.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, validate_positive_money
-from settlement.models import Account, LedgerEntry
+from games.models import Bet, GameInstance, Round, SeedPair
+from games.validators import validate_client_seed_field
+from wallet.api.serializers import money_field
+from wallet.validators import validate_positive_money
 
 # --- Shared pieces ------------------------------------------------------------------------------
-
-
-class StrictInputMixin:
-    """An unknown or read-only field in the input is an error, not silently dropped: a typo such as
-    ``banker_multipler`` must not look like an accepted change."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, Mapping):
-            writable = {name for name, field in self.fields.items() if not field.read_only}
-            unknown = sorted(set(data) - writable)
-            if unknown:
-                raise serializers.ValidationError({
-                    name: ["This field cannot be changed." if name in self.fields else "Unknown field."]
-                    for name in unknown
-                })
-        return super().to_internal_value(data)
 
 
 def client_seed_field(**kwargs) -> serializers.CharField:
     # Not trimmed: the client seed is hashed as sent, every character counts.
     kwargs.setdefault("help_text", "1 to 64 characters of UTF-8 text, no control characters.")
-    return serializers.CharField(max_length=64, trim_whitespace=False, allow_blank=False, **kwargs)
-
-
-def checked_client_seed(value: str) -> str:
-    try:
-        return validate_client_seed(value)
-    except Pf1InputError as error:
-        raise serializers.ValidationError(error.message) from None
-
-
-def reason_field(**kwargs) -> serializers.CharField:
-    kwargs.setdefault("help_text", "Why; recorded in the audit trail.")
-    return serializers.CharField(allow_blank=False, trim_whitespace=True, max_length=2000, **kwargs)
-
-
-def money_field(**kwargs) -> serializers.DecimalField:
-    return serializers.DecimalField(max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES,
-                                    **kwargs)
-
-
-def validate_non_zero(value: Decimal) -> None:
-    if value == 0:
-        raise serializers.ValidationError("Must not be zero.")
-
-
-def validate_external_id(value: str) -> None:
-    if "/" in value:
-        raise serializers.ValidationError("Must not contain '/' (the id is part of the account's URL).")
-    if any(ord(char) < 32 or ord(char) == 127 for char in value):
-        raise serializers.ValidationError("Must not contain control characters.")
+    return serializers.CharField(max_length=64, trim_whitespace=False, allow_blank=False,
+                                 validators=[validate_client_seed_field], **kwargs)
 
 
 class HandSerializer(serializers.Serializer):
@@ -94,14 +49,14 @@ class HandField(serializers.Field):
 # --- Game instances -----------------------------------------------------------------------------
 
 
+CONFIGURATION_FIELDS = list(GameInstance.CONFIGURATION_FIELDS)
+
+
 class GameSerializer(serializers.ModelSerializer):
     class Meta:
         model = GameInstance
-        fields = [
-            "slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
-            "tie_multiplier", "min_bet", "max_bet", "currency", "created_at", "updated_at",
-        ]
-        read_only_fields = ["created_at", "updated_at"]
+        fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at"]
+        read_only_fields = fields
 
 
 def _check_bet_limits(min_bet, max_bet) -> None:
@@ -109,34 +64,33 @@ def _check_bet_limits(min_bet, max_bet) -> None:
         raise serializers.ValidationError({"max_bet": ["The maximum bet must be at least the minimum bet."]})
 
 
-class GameCreateSerializer(StrictInputMixin, GameSerializer):
+class GameCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
     """A new game instance. Field rules come from the model (validators, digits, places, choices)."""
 
     client_seed = client_seed_field(required=False, write_only=True)
 
-    class Meta(GameSerializer.Meta):
-        fields = GameSerializer.Meta.fields + ["client_seed"]
-
-    def validate_client_seed(self, value):
-        return checked_client_seed(value)
+    class Meta:
+        model = GameInstance
+        fields = ["slug", *CONFIGURATION_FIELDS, "client_seed"]
 
     def validate(self, attrs):
         _check_bet_limits(attrs.get("min_bet"), attrs.get("max_bet"))
         return attrs
 
 
-class GameUpdateSerializer(StrictInputMixin, GameSerializer):
+class GameUpdateSerializer(StrictInputMixin, serializers.ModelSerializer):
     """A change of configuration (PATCH): any configurable field, and a reason (required)."""
 
     reason = reason_field(write_only=True)
 
-    class Meta(GameSerializer.Meta):
-        fields = GameSerializer.Meta.fields + ["reason"]
-        read_only_fields = ["slug", "created_at", "updated_at"]
+    class Meta:
+        model = GameInstance
+        fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at", "reason"]
+        read_only_fields = ["slug", "created_at", "updated_at"]  # named, so that sending one says so
 
     def validate(self, attrs):
         if "reason" not in attrs:
-            raise serializers.ValidationError({"reason": ["A reason is required."]})
+            raise serializers.ValidationError({"reason": [REASON_REQUIRED]})
         current = self.instance
         _check_bet_limits(attrs.get("min_bet", getattr(current, "min_bet", None)),
                           attrs.get("max_bet", getattr(current, "max_bet", None)))
@@ -191,9 +145,6 @@ class SeedsSerializer(serializers.Serializer):
 class SeedRotateSerializer(StrictInputMixin, serializers.Serializer):
     client_seed = client_seed_field(required=False,
                                     help_text="The new pair's client seed; the current one when omitted.")
-
-    def validate_client_seed(self, value):
-        return checked_client_seed(value)
 
 
 class SeedRotationSerializer(serializers.Serializer):
@@ -302,69 +253,3 @@ class VerificationSerializer(serializers.Serializer):
     inputs = VerificationInputsSerializer()
     stored = RoundResultSerializer()
     recomputed = RoundResultSerializer()
-
-
-# --- Accounts -----------------------------------------------------------------------------------
-
-
-class AccountSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Account
-        fields = ["external_id", "currency", "balance", "created_at"]
-        read_only_fields = ["balance", "created_at"]
-
-
-class AccountCreateSerializer(StrictInputMixin, AccountSerializer):
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["external_id"].validators.append(validate_external_id)
-        return fields
-
-
-class LedgerEntrySerializer(serializers.ModelSerializer):
-    account = serializers.CharField(source="account.external_id", read_only=True)
-    bet = serializers.IntegerField(source="bet_id", read_only=True, allow_null=True)
-
-    class Meta:
-        model = LedgerEntry
-        fields = ["id", "account", "kind", "amount", "balance_after", "bet", "reason", "created_at"]
-        read_only_fields = fields
-
-
-class AccountAdjustSerializer(StrictInputMixin, serializers.Serializer):
-    amount = money_field(validators=[validate_non_zero],
-                         help_text="Signed: positive credits, negative debits. At most 2 decimal places.")
-    reason = reason_field()
-
-
-class AdjustmentSerializer(serializers.Serializer):
-    account = AccountSerializer()
-    entry = LedgerEntrySerializer()
-
-
-# --- Audit trail --------------------------------------------------------------------------------
-
-
-class AuditHeadSerializer(serializers.Serializer):
-    id = serializers.IntegerField(allow_null=True, help_text="The newest event's id; null while the log is empty.")
-    hash = serializers.CharField(help_text="The newest event's SHA-256 chain hash (64 zeros while the log is empty).")
-    created_at = serializers.DateTimeField(allow_null=True)
-
-
-class AuditEventSerializer(serializers.ModelSerializer):
-    actor_user = serializers.IntegerField(source="actor_user_id", read_only=True, allow_null=True,
-                                          help_text="The staff or client user's id; null for the system.")
-
-    class Meta:
-        model = AuditEvent
-        fields = ["id", "created_at", "actor", "actor_user", "action", "object_type", "object_id", "before",
-                  "after", "reason", "request_id", "source_ip", "prev_hash", "hash"]
-        read_only_fields = fields
-
-
-class AuditEventFilterSerializer(serializers.Serializer):
-    action = serializers.CharField(required=False, max_length=64, help_text="Exact, e.g. round.voided.")
-    object_type = serializers.CharField(required=False, max_length=64, help_text="Exact, e.g. round.")
-    object_id = serializers.CharField(required=False, max_length=64, help_text="Exact.")
-    request_id = serializers.CharField(required=False, max_length=64, help_text="Exact (X-Request-ID).")
-

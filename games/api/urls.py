@@ -1,10 +1,8 @@
-"""Routes of /api/v1/."""
+"""Routes of /api/v1/ for games, seeds, rounds and bets."""
 
 from django.urls import path
 
 from games.api import views
-
-app_name = "api"
 
 urlpatterns = [
     path("games/", views.GameListView.as_view(), name="game-list"),
@@ -21,10 +19,4 @@ urlpatterns = [
     path("rounds/<int:round_id>/verify/", views.RoundVerifyView.as_view(), name="round-verify"),
     path("bets/", views.BetListView.as_view(), name="bet-list"),
     path("bets/<int:bet_id>/", views.BetDetailView.as_view(), name="bet-detail"),
-    path("accounts/", views.AccountListView.as_view(), name="account-list"),
-    path("accounts/<str:external_id>/", views.AccountDetailView.as_view(), name="account-detail"),
-    path("accounts/<str:external_id>/ledger/", views.AccountLedgerView.as_view(), name="account-ledger"),
-    path("accounts/<str:external_id>/adjust/", views.AccountAdjustView.as_view(), name="account-adjust"),
-    path("audit/head/", views.AuditHeadView.as_view(), name="audit-head"),
-    path("audit/events/", views.AuditEventListView.as_view(), name="audit-events"),
 ]

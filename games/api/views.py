@@ -1,67 +1,13 @@
-"""API views: thin. Each validates its input with a serializer, reads through games.selectors,
-writes through the services, and shapes its output with a serializer.
+"""The games API: game instances, seed pairs, rounds and bets (views thin: see backoffice.api.views)."""
 
-Every view declares the permission each HTTP method needs (``required_permissions``); see
-games.api.permissions and the role matrix in games.roles.
-"""
-
-from django.http import Http404, JsonResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from backoffice.api.pagination import SlugCursorPagination
+from backoffice.api.views import CONFLICT, ERRORS, NOT_FOUND, READ_ERRORS, ApiView, get_or_404, validated
 from games import selectors, services
 from games.api import serializers as s
-from games.api.pagination import (
-    CursorPagination,
-    ExternalIdCursorPagination,
-    SlugCursorPagination,
-    paginated_response,
-)
-from games.api.permissions import RolePermission
-from games.models import Bet, GameInstance, Round
-from settlement import services as settlement_services
-from settlement.models import Account
-
-ERRORS = {
-    400: OpenApiResponse(description="Bad input: {field: [reason]}."),
-    401: OpenApiResponse(description="Not authenticated."),
-    403: OpenApiResponse(description="The role lacks the permission."),
-}
-NOT_FOUND = {404: OpenApiResponse(description="No such object.")}
-CONFLICT = {409: OpenApiResponse(description="At odds with the state of things: {field: [reason]}.")}
-READ_ERRORS = {code: ERRORS[code] for code in (401, 403)}
-
-
-def get_or_404(selector, **kwargs):
-    try:
-        return selector(**kwargs)
-    except (GameInstance.DoesNotExist, Round.DoesNotExist, Bet.DoesNotExist, Account.DoesNotExist):
-        raise Http404 from None
-
-
-def validated(serializer_class, data, **kwargs) -> dict:
-    serializer = serializer_class(data=data, **kwargs)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
-class ApiView(APIView):
-    permission_classes = [RolePermission]
-    required_permissions: dict = {}
-    pagination_class = CursorPagination
-
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        if request.method in ("POST", "PUT", "PATCH"):
-            # Parse the body even where the action takes no input: malformed JSON is always a 400.
-            request.data  # noqa: B018
-
-    def paginate(self, queryset, serializer_class, pagination_class=None):
-        return paginated_response(view=self, request=self.request, queryset=queryset,
-                                  serializer_class=serializer_class, pagination_class=pagination_class)
-
 
 # --- Game instances -----------------------------------------------------------------------------
 
@@ -261,92 +207,3 @@ class BetDetailView(ApiView):
     @extend_schema(tags=["bets"], summary="A bet", responses={200: s.BetSerializer, **READ_ERRORS, **NOT_FOUND})
     def get(self, request, bet_id):
         return Response(s.BetSerializer(get_or_404(selectors.bet_get, bet_id=bet_id)).data)
-
-
-# --- Accounts -----------------------------------------------------------------------------------
-
-
-class AccountListView(ApiView):
-    required_permissions = {"GET": "settlement.view_account", "POST": "settlement.add_account"}
-    pagination_class = ExternalIdCursorPagination
-
-    @extend_schema(tags=["accounts"], summary="Accounts, by external id",
-                   responses={200: s.AccountSerializer(many=True), **READ_ERRORS})
-    def get(self, request):
-        return self.paginate(selectors.account_list(), s.AccountSerializer)
-
-    @extend_schema(tags=["accounts"], summary="Open an account", request=s.AccountCreateSerializer,
-                   responses={201: s.AccountSerializer, **ERRORS})
-    def post(self, request):
-        data = validated(s.AccountCreateSerializer, request.data)
-        account = settlement_services.account_create(actor=request.user, **data)
-        return Response(s.AccountSerializer(account).data, status=status.HTTP_201_CREATED)
-
-
-class AccountDetailView(ApiView):
-    required_permissions = {"GET": "settlement.view_account"}
-
-    @extend_schema(tags=["accounts"], summary="An account and its balance",
-                   responses={200: s.AccountSerializer, **READ_ERRORS, **NOT_FOUND})
-    def get(self, request, external_id):
-        return Response(s.AccountSerializer(get_or_404(selectors.account_get, external_id=external_id)).data)
-
-
-class AccountLedgerView(ApiView):
-    required_permissions = {"GET": ("settlement.view_account", "settlement.view_ledgerentry")}
-
-    @extend_schema(tags=["accounts"], summary="The account's ledger, newest first",
-                   responses={200: s.LedgerEntrySerializer(many=True), **READ_ERRORS, **NOT_FOUND})
-    def get(self, request, external_id):
-        account = get_or_404(selectors.account_get, external_id=external_id)
-        return self.paginate(selectors.account_ledger(account=account),
-                             s.LedgerEntrySerializer)
-
-
-class AccountAdjustView(ApiView):
-    required_permissions = {"POST": "settlement.adjust_account"}
-
-    @extend_schema(tags=["accounts"], summary="Credit or debit an account by hand, with a reason",
-                   request=s.AccountAdjustSerializer, responses={201: s.AdjustmentSerializer, **ERRORS, **NOT_FOUND})
-    def post(self, request, external_id):
-        account = get_or_404(selectors.account_get, external_id=external_id)
-        data = validated(s.AccountAdjustSerializer, request.data)
-        entry = settlement_services.account_adjust(external_id=account.external_id, actor=request.user,
-                                                   amount=data["amount"], reason=data["reason"])
-        return Response({"account": s.AccountSerializer(entry.account).data,
-                         "entry": s.LedgerEntrySerializer(entry).data}, status=status.HTTP_201_CREATED)
-
-
-# --- Audit trail --------------------------------------------------------------------------------
-
-
-class AuditHeadView(ApiView):
-    required_permissions = {"GET": "games.view_auditevent"}
-
-    @extend_schema(tags=["audit"], summary="The head of the audit hash chain (publish it outside the database)",
-                   responses={200: s.AuditHeadSerializer, **READ_ERRORS})
-    def get(self, request):
-        return Response(s.AuditHeadSerializer(selectors.audit_head()).data)
-
-
-class AuditEventListView(ApiView):
-    required_permissions = {"GET": "games.view_auditevent"}
-
-    @extend_schema(tags=["audit"], summary="Audit events, newest first, filtered",
-                   parameters=[s.AuditEventFilterSerializer],
-                   responses={200: s.AuditEventSerializer(many=True), **ERRORS})
-    def get(self, request):
-        filters = validated(s.AuditEventFilterSerializer, request.query_params)
-        return self.paginate(selectors.audit_event_list(filters=filters), s.AuditEventSerializer)
-
-
-# --- Errors outside the views -------------------------------------------------------------------
-
-
-def not_found(request, exception=None):
-    """404 for URLs that match no route: JSON under /api/, Django's page elsewhere."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "Not found."}, status=404)
-    from django.views.defaults import page_not_found
-
-    return page_not_found(request, exception)

@@ -3,6 +3,7 @@
 import django.core.validators
 import django.db.models.deletion
 import games.validators
+import wallet.validators
 from decimal import Decimal
 from django.conf import settings
 from django.db import migrations, models
@@ -22,7 +23,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('bet_type', models.CharField(choices=[('PLAYER', 'Player'), ('BANKER', 'Banker'), ('TIE', 'Tie')], max_length=8)),
-                ('stake', models.DecimalField(decimal_places=2, max_digits=14, validators=[games.validators.validate_positive_money], verbose_name='stake')),
+                ('stake', models.DecimalField(decimal_places=2, max_digits=14, validators=[wallet.validators.validate_positive_money], verbose_name='stake')),
                 ('multiplier', models.DecimalField(decimal_places=4, help_text='The multiplier in force when the bet was accepted.', max_digits=8, validators=[games.validators.validate_multiplier])),
                 ('idempotency_key', models.CharField(max_length=100)),
                 ('status', models.CharField(choices=[('PENDING', 'Pending'), ('WON', 'Won'), ('LOST', 'Lost'), ('PUSH', 'Push (stake returned)'), ('REFUNDED', 'Refunded (round voided)')], default='PENDING', max_length=8)),
@@ -46,8 +47,8 @@ class Migration(migrations.Migration):
                 ('player_multiplier', models.DecimalField(decimal_places=4, default=Decimal('2.0'), help_text='At least 1.0, at most 1000, 4 decimal places at most.', max_digits=8, validators=[games.validators.validate_multiplier], verbose_name='player multiplier')),
                 ('banker_multiplier', models.DecimalField(decimal_places=4, default=Decimal('1.95'), help_text='At least 1.0, at most 1000, 4 decimal places at most.', max_digits=8, validators=[games.validators.validate_multiplier], verbose_name='banker multiplier')),
                 ('tie_multiplier', models.DecimalField(decimal_places=4, default=Decimal('9.0'), help_text='At least 1.0, at most 1000, 4 decimal places at most.', max_digits=8, validators=[games.validators.validate_multiplier], verbose_name='tie multiplier')),
-                ('min_bet', models.DecimalField(decimal_places=2, max_digits=14, validators=[games.validators.validate_positive_money], verbose_name='minimum bet')),
-                ('max_bet', models.DecimalField(decimal_places=2, max_digits=14, validators=[games.validators.validate_positive_money], verbose_name='maximum bet')),
+                ('min_bet', models.DecimalField(decimal_places=2, max_digits=14, validators=[wallet.validators.validate_positive_money], verbose_name='minimum bet')),
+                ('max_bet', models.DecimalField(decimal_places=2, max_digits=14, validators=[wallet.validators.validate_positive_money], verbose_name='maximum bet')),
                 ('currency', models.CharField(default='USD', max_length=3, validators=[django.core.validators.RegexValidator('^[A-Z]{3}\\Z', 'Enter an ISO 4217 code: three capital letters.')])),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),

@@ -4,7 +4,7 @@ from django.db import migrations
 
 
 def create_role_groups(apps, schema_editor):
-    from games.roles import sync_role_groups
+    from backoffice.roles import sync_role_groups
 
     # Permissions are normally created after all migrations; create them now so groups get them.
     for app_config in global_apps.get_app_configs():

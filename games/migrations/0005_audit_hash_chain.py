@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 def chain_existing_events(apps, schema_editor):
-    from games.audit import GENESIS_HASH, HASHED_FIELDS, event_hash
+    from audit.chain import GENESIS_HASH, HASHED_FIELDS, event_hash
 
     AuditEvent = apps.get_model("games", "AuditEvent")
     prev_hash = GENESIS_HASH

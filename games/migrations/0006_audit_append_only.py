@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from games.append_only import append_only
+from audit.append_only import append_only
 
 
 class Migration(migrations.Migration):

@@ -1,10 +1,10 @@
-"""Settlement endpoints: the queue, its batches, and a sweep on request. Thin, as games.api.views."""
+"""Settlement endpoints: the queue, its batches, and a sweep on request. Thin, as backoffice.api.views says."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from games.api.views import ERRORS, READ_ERRORS, ApiView, validated
+from backoffice.api.views import ERRORS, READ_ERRORS, ApiView, validated
 from settlement import selectors, services
 from settlement.api import serializers as s
 

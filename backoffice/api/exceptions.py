@@ -1,8 +1,9 @@
 """Errors as JSON: every 4xx body names the field (or ``detail``) and the reason.
 
-The services raise Django's ValidationError (bad input, with a dict naming the field) and
-games.errors.Conflict (a request at odds with the state of things). DRF knows neither, so this
-handler turns them into 400 and 409, and leaves every other error to DRF's own handler.
+The services raise Django's ValidationError (bad input, with a dict naming the field) and errors
+of their own that carry an HTTP ``status_code`` and a ``message_dict`` naming the field (such as
+games.errors.Conflict, a request at odds with the state of things: 409). DRF knows neither, so
+this handler turns them into JSON responses, and leaves every other error to DRF's own handler.
 """
 
 from django.core.exceptions import NON_FIELD_ERRORS
@@ -12,8 +13,6 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
-
-from games.errors import Conflict
 
 
 def validation_error_detail(error: DjangoValidationError) -> dict:
@@ -26,11 +25,17 @@ def validation_error_detail(error: DjangoValidationError) -> dict:
     return {api_settings.NON_FIELD_ERRORS_KEY: error.messages}
 
 
+def is_service_error(exc) -> bool:
+    """A service's error that says how to answer: an HTTP status and {field: [messages]}."""
+    return isinstance(getattr(exc, "status_code", None), int) and hasattr(exc, "message_dict") \
+        and not isinstance(exc, DjangoValidationError)
+
+
 def exception_handler(exc, context):
     if isinstance(exc, DjangoValidationError):
         set_rollback()
         return Response(validation_error_detail(exc), status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, Conflict):
+    if is_service_error(exc):
         set_rollback()
-        return Response(exc.message_dict, status=status.HTTP_409_CONFLICT)
+        return Response(exc.message_dict, status=exc.status_code)
     return drf_exception_handler(exc, context)

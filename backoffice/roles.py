@@ -5,11 +5,25 @@ and nowhere else. ``sync_role_groups`` is idempotent: a migration runs it, and s
 ``migrate`` afterwards (post_migrate), to pick up permissions added later.
 """
 
-from games.choices import Role
+from django.db import models
+
+
+class Role(models.TextChoices):
+    """Each role is a group of the same name, created by a migration."""
+
+    OPERATOR = "operator", "Operators"
+    SUPPORT = "support", "Support"
+    INTEGRATION = "integration", "Integration"
+    ADMIN = "admin", "Administrators"
+
+    @property
+    def group_name(self) -> str:
+        return self.label
+
 
 READ_ALL = [
     "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
-    "games.view_auditevent", "settlement.view_account", "settlement.view_ledgerentry",
+    "audit.view_auditevent", "wallet.view_account", "wallet.view_ledgerentry",
     "settlement.view_settlementbatch",
 ]
 
@@ -20,7 +34,7 @@ ROLE_PERMISSIONS = {
     Role.OPERATOR: READ_ALL + DASHBOARD + [
         "games.add_gameinstance", "games.change_gameinstance", "games.rotate_seeds",
         "games.void_round", "games.verify_round",
-        "settlement.add_account", "settlement.adjust_account", "settlement.request_sweep",
+        "wallet.add_account", "wallet.adjust_account", "settlement.request_sweep",
         "django_celery_beat.view_periodictask", "django_celery_beat.change_periodictask",
         "django_celery_beat.view_intervalschedule", "django_celery_beat.add_intervalschedule",
         "django_celery_beat.view_crontabschedule", "django_celery_beat.add_crontabschedule",
@@ -28,9 +42,9 @@ ROLE_PERMISSIONS = {
     Role.SUPPORT: READ_ALL + DASHBOARD + ["games.verify_round"],
     Role.INTEGRATION: [
         "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
-        "settlement.view_account", "settlement.view_ledgerentry",
+        "wallet.view_account", "wallet.view_ledgerentry",
         "games.open_round", "games.deal_round", "games.place_bet", "games.verify_round",
-        "settlement.add_account",
+        "wallet.add_account",
     ],
     Role.ADMIN: None,  # every permission there is
 }

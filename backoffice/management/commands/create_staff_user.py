@@ -17,9 +17,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
-from games.audit import acting_as
-from games.choices import Role
-from games.roles import STAFF_ROLES
+from audit.context import acting_as
+from backoffice.roles import Role
+from backoffice.roles import STAFF_ROLES
 
 ACTOR = "system:create_staff_user"
 

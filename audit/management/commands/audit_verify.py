@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from games.audit import audit_chain_check, audit_head
+from audit.selectors import audit_chain_check, audit_head
 
 
 class Command(BaseCommand):

@@ -26,15 +26,15 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
+from backoffice.management.commands.create_staff_user import create_staff_user
+from backoffice.roles import Role, sync_role_groups
 from games import services
-from games.choices import BetType, GameStatus, Role, RoundStatus
+from games.choices import BetType, GameStatus, RoundStatus
 from games.errors import Conflict
-from games.management.commands.create_staff_user import create_staff_user
 from games.models import GameInstance, Round
-from games.roles import sync_role_groups
-from settlement import services as settlement_services
-from settlement.models import Account
 from settlement.tasks import sweep
+from wallet import services as wallet_services
+from wallet.models import Account
 
 ACTOR = "system:seed_demo"
 ADMIN_URL = "http://127.0.0.1:8000/admin/"
@@ -170,8 +170,8 @@ class Command(BaseCommand):
             deposit = Decimal(rng.choice([500, 1000, 1500, 2500, 5000]))
             account = Account.objects.filter(external_id=external_id).first()
             if account is None:
-                account = settlement_services.account_create(actor=operator, external_id=external_id, currency="USD")
-                settlement_services.account_adjust(external_id=external_id, actor=operator, amount=deposit,
+                account = wallet_services.account_create(actor=operator, external_id=external_id, currency="USD")
+                wallet_services.account_adjust(external_id=external_id, actor=operator, amount=deposit,
                                                    reason="Demo: opening deposit")
             accounts.append(account)
         self.stdout.write(f"{len(accounts)} demo accounts ready.")
@@ -277,7 +277,7 @@ class DemoPlayer:
         for account in chosen:
             stake = self.stake(game)
             if self.balances[account.pk] < stake:
-                settlement_services.account_adjust(external_id=account.external_id, actor=self.operator, amount=TOP_UP,
+                wallet_services.account_adjust(external_id=account.external_id, actor=self.operator, amount=TOP_UP,
                                                    reason="Demo: top-up")
                 self.balances[account.pk] += TOP_UP
                 self.stats["top_ups"] += 1

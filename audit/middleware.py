@@ -1,7 +1,7 @@
 import re
 import uuid
 
-from games.audit import request_context
+from audit.context import request_context
 
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 

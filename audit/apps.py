@@ -1,0 +1,12 @@
+from django.apps import AppConfig
+
+
+class AuditConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "audit"
+    verbose_name = "Audit trail"
+
+    def ready(self):
+        from audit import signals
+
+        signals.connect()

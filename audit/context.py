@@ -1,0 +1,44 @@
+"""Who and where a change comes from, for the events it causes.
+
+The request middleware sets the request's id, source IP and user; a command names itself with
+``acting_as``. Services read them through ``request_meta`` and ``signal_actor``.
+"""
+
+import contextvars
+from contextlib import contextmanager
+
+_request_meta = contextvars.ContextVar("audit_request_meta", default={"request_id": "", "source_ip": None})
+_request_user = contextvars.ContextVar("audit_request_user", default=None)
+_acting_as = contextvars.ContextVar("audit_acting_as", default=None)
+
+
+@contextmanager
+def request_context(request_id: str, source_ip: str | None, user=None):
+    meta_token = _request_meta.set({"request_id": request_id, "source_ip": source_ip})
+    user_token = _request_user.set(user)
+    try:
+        yield
+    finally:
+        _request_meta.reset(meta_token)
+        _request_user.reset(user_token)
+
+
+def request_meta() -> dict:
+    """The request id and source IP of the request being served (blank outside a request)."""
+    return _request_meta.get()
+
+
+@contextmanager
+def acting_as(actor: str):
+    """Name the system component behind changes that Django's signals record (a command, say)."""
+    token = _acting_as.set(actor)
+    try:
+        yield
+    finally:
+        _acting_as.reset(token)
+
+
+def signal_actor(default: str):
+    """Who made a change seen through a signal: a named component, the request's user, or ``default``."""
+    user = _request_user.get()
+    return _acting_as.get() or (user if user is not None and user.is_authenticated else default)

@@ -1,0 +1,61 @@
+"""The base of every API view, the error responses they document, and the 404 outside them.
+
+Views are thin: each validates its input with a serializer, reads through selectors, writes
+through services, and shapes its output with a serializer. Every view declares the permission each
+HTTP method needs (``required_permissions``); see backoffice.api.permissions and backoffice.roles.
+"""
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404, JsonResponse
+from django.views.defaults import page_not_found
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework.views import APIView
+
+from backoffice.api.pagination import CursorPagination, paginated_response
+from backoffice.api.permissions import RolePermission
+
+ERRORS = {
+    400: OpenApiResponse(description="Bad input: {field: [reason]}."),
+    401: OpenApiResponse(description="Not authenticated."),
+    403: OpenApiResponse(description="The role lacks the permission."),
+}
+NOT_FOUND = {404: OpenApiResponse(description="No such object.")}
+CONFLICT = {409: OpenApiResponse(description="At odds with the state of things: {field: [reason]}.")}
+READ_ERRORS = {code: ERRORS[code] for code in (401, 403)}
+
+
+def get_or_404(selector, **kwargs):
+    """What the selector returns; a 404 when it finds no such object."""
+    try:
+        return selector(**kwargs)
+    except ObjectDoesNotExist:
+        raise Http404 from None
+
+
+def validated(serializer_class, data, **kwargs) -> dict:
+    serializer = serializer_class(data=data, **kwargs)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class ApiView(APIView):
+    permission_classes = [RolePermission]
+    required_permissions: dict = {}
+    pagination_class = CursorPagination
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if request.method in ("POST", "PUT", "PATCH"):
+            # Parse the body even where the action takes no input: malformed JSON is always a 400.
+            request.data  # noqa: B018
+
+    def paginate(self, queryset, serializer_class, pagination_class=None):
+        return paginated_response(view=self, request=self.request, queryset=queryset,
+                                  serializer_class=serializer_class, pagination_class=pagination_class)
+
+
+def not_found(request, exception=None):
+    """404 for URLs that match no route: JSON under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)

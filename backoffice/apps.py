@@ -1,0 +1,22 @@
+from django.apps import AppConfig
+
+
+class BackOfficeConfig(AppConfig):
+    """Presentation infrastructure shared by every app (no models): the admin site and its base
+    classes, the API's base view, errors, parsers, pagination and permissions, and the roles."""
+
+    name = "backoffice"
+    verbose_name = "Back-office"
+
+    def ready(self):
+        from django.apps import apps
+        from django.db.models.signals import post_migrate
+
+        from backoffice.roles import sync_role_groups
+
+        def sync_roles(sender, **kwargs):
+            sync_role_groups(apps)
+
+        # After every app's post_migrate, not only this one's: the permissions of apps migrated
+        # later (created by their own post_migrate) must reach the groups too.
+        post_migrate.connect(sync_roles, weak=False, dispatch_uid="backoffice.sync_role_groups")

@@ -1,0 +1,246 @@
+"""Upgrades keep every row: a database made by the previous release, with demo play in it, migrates
+to the current code with nothing lost.
+
+The previous release's source comes from ``git archive PREVIOUS_RELEASE``; its own ``manage.py``
+(run through run_tree.py, so that none of the current checkout's modules load) migrates a fresh
+PostgreSQL database, plays demo rounds (seed_demo) and adds the few rows demo play does not make.
+A plain-SQL snapshot (tests/upgrade/snapshot.py) is taken; the current checkout's ``manage.py
+migrate`` upgrades the database; then every table must hold the same rows (the rows of the tables
+``migrate`` legitimately rewrites, content types, permissions and schedules, are compared by id),
+every permission a group or user held is still held (by permission id: a moved model's permission
+changes app label, not id), the audit chain and the daily aggregates check out, and the current ORM
+reads the money consistently.
+
+Needs the real PostgreSQL (``services``); the database is its own ($TEST_UPGRADE_DATABASE_URL),
+created and dropped here. Nothing from the project's apps is imported here: they move between
+releases.
+"""
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from tests.conftest import service_missing
+from tests.upgrade import snapshot
+
+pytestmark = pytest.mark.services
+
+# The previous release: the database this commit's code creates must upgrade to the current code.
+# Move it forward when a release ships.
+PREVIOUS_RELEASE = "00777c0"
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+RUN_TREE = Path(__file__).resolve().parent / "run_tree.py"
+DATABASE_URL = os.environ.get("TEST_UPGRADE_DATABASE_URL",
+                              "postgres://postgres@127.0.0.1:5432/baccarat_test_upgrade")
+DEMO_ROUNDS = 300
+COMMAND_TIMEOUT = 300  # seconds, per manage.py command
+
+# Tables demo play (and the additions below) must fill, so that the upgrade is tried on every kind
+# of row. Names as of the previous release.
+MUST_HAVE_ROWS = (
+    "auth_group", "auth_group_permissions", "auth_permission", "auth_user", "auth_user_groups",
+    "auth_user_user_permissions", "authtoken_token", "django_admin_log", "django_content_type",
+    "django_session", "django_celery_beat_periodictask", "games_gameinstance", "games_seedpair",
+    "games_round", "games_bet", "games_auditevent", "settlement_account", "settlement_ledgerentry",
+    "settlement_settlementbatch", "settlement_dailybettotals", "settlement_dailyroundtotals",
+    "settlement_activeaccountmonth",
+)
+LEDGER_KINDS = ("STAKE-", "PAYOUT+", "REFUND+", "ADJUSTMENT+", "ADJUSTMENT-")
+
+# Run in the previous release (its own imports): what demo play does not make. A manual debit, a
+# user holding permissions of its own (on the models that move), an admin log entry pointing at an
+# account's content type, and a session.
+ADDITIONS = """
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth.models import Permission, User
+from django.contrib.contenttypes.models import ContentType
+from django.contrib.sessions.backends.db import SessionStore
+from settlement import services
+from settlement.models import Account
+
+operator = User.objects.get(username="operator")
+account = Account.objects.order_by("-balance", "id").first()
+services.account_adjust(external_id=account.external_id, actor=operator, amount="-1.25",
+                        reason="Upgrade test: manual debit")
+auditor = User.objects.create_user("upgrade-auditor", password=None, is_staff=True)
+auditor.user_permissions.add(*Permission.objects.filter(
+    codename__in=["view_account", "view_ledgerentry", "view_auditevent", "adjust_account"]))
+LogEntry.objects.create(user=operator, content_type=ContentType.objects.get_for_model(Account),
+                        object_id=str(account.pk), object_repr=str(account), action_flag=CHANGE,
+                        change_message="Upgrade test")
+session = SessionStore()
+session["upgrade-test"] = True
+session.create()
+"""
+
+# Run in either release: the models found by name wherever they live, the money read through the
+# ORM. Prints one JSON object.
+SMOKE = """
+import json
+from django.apps import apps
+from django.db.models import Sum
+
+def model(name):
+    found = [m for m in apps.get_models() if m.__name__ == name]
+    assert len(found) == 1, f"{name}: {found}"
+    return found[0]
+
+Account, LedgerEntry, Bet, AuditEvent = (model(n) for n in ("Account", "LedgerEntry", "Bet", "AuditEvent"))
+sums = dict(LedgerEntry.objects.order_by().values("account").annotate(total=Sum("amount"))
+            .values_list("account", "total"))
+balances = {a.pk: a.balance for a in Account.objects.all()}
+mismatches = {pk: [str(balance), str(sums.get(pk))] for pk, balance in balances.items()
+              if balance != (sums.get(pk) or 0)}
+print(json.dumps({
+    "bets": Bet.objects.count(),
+    "audit_events": AuditEvent.objects.count(),
+    "balances": {str(pk): str(balance) for pk, balance in sorted(balances.items())},
+    "mismatches": mismatches,
+    "orphan_entries": LedgerEntry.objects.exclude(account__in=Account.objects.all()).count(),
+    "apps": {m.__name__: m._meta.app_label + "." + m._meta.db_table
+             for m in (Account, LedgerEntry, Bet, AuditEvent)},
+}))
+"""
+
+WHERE_FROM = """
+import json, baccarat_site, games, settlement
+from django.apps import apps
+print(json.dumps({"modules": [m.__file__ for m in (baccarat_site, games, settlement)],
+                  "apps": [c.path for c in apps.get_app_configs()]}))
+"""
+
+
+def database_name(url: str) -> str:
+    return psycopg.conninfo.conninfo_to_dict(url)["dbname"]
+
+
+def maintenance(url: str) -> psycopg.Connection:
+    return psycopg.connect(url, dbname="postgres", autocommit=True, connect_timeout=5)
+
+
+@pytest.fixture
+def upgrade_database():
+    """A fresh database of this test's own, dropped afterwards."""
+    name = sql.Identifier(database_name(DATABASE_URL))
+    try:
+        with maintenance(DATABASE_URL) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
+    except psycopg.OperationalError as error:
+        service_missing(f"needs PostgreSQL at {DATABASE_URL} (TEST_UPGRADE_DATABASE_URL): {error}")
+    yield DATABASE_URL
+    with maintenance(DATABASE_URL) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
+
+
+@pytest.fixture
+def previous_release(tmp_path) -> Path:
+    """The previous release's source tree, from git."""
+    try:
+        archive = subprocess.run(["git", "archive", "--format=tar", PREVIOUS_RELEASE], cwd=REPO_ROOT,
+                                 capture_output=True, timeout=60)
+    except FileNotFoundError:
+        service_missing("needs git to extract the previous release")
+    if archive.returncode != 0:
+        service_missing(f"cannot extract the previous release {PREVIOUS_RELEASE} with git archive in {REPO_ROOT} "
+                        f"(a shallow clone? fetch it): {archive.stderr.decode(errors='replace').strip()}")
+    tree = tmp_path / f"release-{PREVIOUS_RELEASE}"
+    tree.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(tree, filter="data")
+    assert (tree / "manage.py").is_file(), f"{PREVIOUS_RELEASE} has no manage.py"
+    return tree
+
+
+def command_env(database_url: str, tree: Path) -> dict:
+    env = {key: value for key, value in os.environ.items()
+           if key not in {"CELERY_BROKER_URL", "DATABASE_URL", "PYTHONPATH", "DJANGO_SETTINGS_MODULE"}}
+    env.update(DATABASE_URL=database_url, DEBUG="1", SECRET_KEY="upgrade-test-secret-key", PYTHONPATH=str(tree),
+               PYTHONDONTWRITEBYTECODE="1", LOG_LEVEL="WARNING", RUN_TREE_FORBIDDEN_ROOT=str(REPO_ROOT))
+    return env
+
+
+def run(args: list, *, cwd: Path, env: dict, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    if check and result.returncode != 0:
+        pytest.fail(f"{' '.join(str(arg) for arg in args[1:])} (in {cwd}) exited {result.returncode}\n"
+                    f"--- stdout (end)\n{result.stdout[-3000:]}\n--- stderr (end)\n{result.stderr[-5000:]}",
+                    pytrace=False)
+    return result
+
+
+def old_manage(tree: Path, database_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """The previous release's manage.py, with the previous release's code only."""
+    return run([sys.executable, str(RUN_TREE), str(tree), *args], cwd=tree, env=command_env(database_url, tree),
+               check=check)
+
+
+def new_manage(database_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """The current checkout's manage.py."""
+    return run([sys.executable, "manage.py", *args], cwd=REPO_ROOT, env=command_env(database_url, REPO_ROOT),
+               check=check)
+
+
+def last_json(output: str) -> dict:
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def test_upgrade_from_previous_release_keeps_every_row(previous_release, upgrade_database):
+    tree, url = previous_release, upgrade_database
+
+    # The previous release's code, and none of the current checkout's, runs in its subprocesses.
+    where = last_json(old_manage(tree, url, "shell", "-c", WHERE_FROM).stdout)
+    venv = Path(sys.prefix).resolve()  # may well sit inside the checkout (.venv)
+    local = [path for path in where["modules"] + where["apps"]
+             if Path(path).resolve().is_relative_to(REPO_ROOT) and not Path(path).resolve().is_relative_to(venv)]
+    assert not local, f"the previous release's subprocess loaded the current checkout: {local}"
+    assert all(Path(path).resolve().is_relative_to(tree) for path in where["modules"]), where
+
+    # A database as the previous release leaves it, with demo play in it.
+    old_manage(tree, url, "migrate", "--noinput")
+    old_manage(tree, url, "seed_demo", "--rounds", str(DEMO_ROUNDS))
+    old_manage(tree, url, "shell", "-c", ADDITIONS)
+    old_manage(tree, url, "audit_verify")
+    old_manage(tree, url, "rebuild_aggregates", "--check")
+    smoke_before = last_json(old_manage(tree, url, "shell", "-c", SMOKE).stdout)
+
+    before = snapshot.take(url)
+    empty = [table for table in MUST_HAVE_ROWS if not before.counts.get(table)]
+    assert not empty, f"the previous release's demo data left these tables empty (or missing): {empty}"
+    kinds = [kind for kind in LEDGER_KINDS if not before.ledger_kinds[kind]]
+    assert not kinds, f"no ledger entries of these kinds (sign) before the upgrade: {kinds} ({before.ledger_kinds})"
+    assert not smoke_before["mismatches"], smoke_before
+    with snapshot.connect(url) as conn:
+        applied_before = set(conn.execute("SELECT app, name FROM django_migrations").fetchall())
+    for migration in sorted(tree.glob("*/migrations/0*.py")):
+        assert (migration.parent.parent.name, migration.stem) in applied_before, f"{migration} not applied"
+
+    # The upgrade, by the current checkout.
+    new_manage(url, "migrate", "--noinput")
+    unapplied = new_manage(url, "migrate", "--check", check=False)
+    assert unapplied.returncode == 0, f"migrate --check: migrations left unapplied\n{unapplied.stdout}{unapplied.stderr}"
+    plan = new_manage(url, "showmigrations", "--plan").stdout
+    assert "[ ]" not in plan, f"showmigrations --plan shows unapplied migrations:\n{plan}"
+
+    after = snapshot.take(url, columns=before.columns)
+    problems = snapshot.compare(before, after)
+    assert not problems, "the upgrade lost or changed data:\n  " + "\n  ".join(problems)
+
+    new_manage(url, "audit_verify")
+    new_manage(url, "rebuild_aggregates", "--check")
+
+    # The current ORM reads the upgraded money: same bets and balances, each balance its ledger's sum.
+    smoke_after = last_json(new_manage(url, "shell", "-c", SMOKE).stdout)
+    assert not smoke_after["mismatches"], f"balances differ from their ledger's sums: {smoke_after['mismatches']}"
+    assert smoke_after["orphan_entries"] == 0, smoke_after
+    for key in ("bets", "audit_events", "balances"):
+        assert smoke_after[key] == smoke_before[key], f"{key}: {smoke_before[key]} before, {smoke_after[key]} after"

@@ -1,0 +1,65 @@
+"""The accounts API: input serializers (strict) apart from output ones. Money is a decimal string."""
+
+from decimal import Decimal
+
+from rest_framework import serializers
+
+from backoffice.api.serializers import StrictInputMixin, reason_field
+from wallet.models import Account, LedgerEntry
+from wallet.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS
+
+
+def money_field(**kwargs) -> serializers.DecimalField:
+    return serializers.DecimalField(max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES,
+                                    **kwargs)
+
+
+def validate_non_zero(value: Decimal) -> None:
+    if value == 0:
+        raise serializers.ValidationError("Must not be zero.")
+
+
+def validate_external_id(value: str) -> None:
+    if "/" in value:
+        raise serializers.ValidationError("Must not contain '/' (the id is part of the account's URL).")
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise serializers.ValidationError("Must not contain control characters.")
+
+
+class AccountSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Account
+        fields = ["external_id", "currency", "balance", "created_at"]
+        read_only_fields = fields
+
+
+class AccountCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
+    class Meta:
+        model = Account
+        fields = ["external_id", "currency"]
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["external_id"].validators.append(validate_external_id)
+        return fields
+
+
+class LedgerEntrySerializer(serializers.ModelSerializer):
+    account = serializers.CharField(source="account.external_id", read_only=True)
+    bet = serializers.IntegerField(source="bet_id", read_only=True, allow_null=True)
+
+    class Meta:
+        model = LedgerEntry
+        fields = ["id", "account", "kind", "amount", "balance_after", "bet", "reason", "created_at"]
+        read_only_fields = fields
+
+
+class AccountAdjustSerializer(StrictInputMixin, serializers.Serializer):
+    amount = money_field(validators=[validate_non_zero],
+                         help_text="Signed: positive credits, negative debits. At most 2 decimal places.")
+    reason = reason_field()
+
+
+class AdjustmentSerializer(serializers.Serializer):
+    account = AccountSerializer()
+    entry = LedgerEntrySerializer()

@@ -1,0 +1,76 @@
+from django.db import models
+from django.db.models import Q
+
+from wallet.choices import LedgerKind
+from wallet.fields import money_field
+from wallet.validators import CURRENCY_CHECK_PATTERN, validate_currency
+
+
+class Account(models.Model):
+    """A player's wallet, known to us by the operator's external player id."""
+
+    external_id = models.CharField(max_length=100, unique=True)
+    currency = models.CharField(max_length=3, default="USD", validators=[validate_currency])
+    balance = money_field("balance", default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "settlement_account"  # its name from the first release, when settlement held it
+        ordering = ["external_id"]
+        permissions = [("adjust_account", "Can adjust account balances")]
+        constraints = [
+            models.CheckConstraint(condition=Q(balance__gte=0), name="account_balance_non_negative"),
+            models.CheckConstraint(
+                condition=Q(currency__regex=CURRENCY_CHECK_PATTERN), name="account_currency_iso4217"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.external_id} ({self.currency})"
+
+
+class LedgerEntry(models.Model):
+    """Append-only: every change of a balance, signed, with the balance after it.
+
+    ``bet_id`` names the bet whose stake, payout or refund the entry is. The wallet knows nothing
+    of bets; the database holds the foreign key to the bets table (created by the first release's
+    migrations), and the unique (bet_id, kind) stops any money effect of a bet from happening twice.
+    """
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="ledger")
+    bet_id = models.BigIntegerField(null=True, blank=True)
+    kind = models.CharField(max_length=10, choices=LedgerKind.choices)
+    amount = money_field("amount")
+    balance_after = money_field("balance after")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "settlement_ledgerentry"
+        ordering = ["-id"]
+        verbose_name_plural = "ledger entries"
+        constraints = [
+            # No money effect of a bet can happen twice.
+            models.UniqueConstraint(fields=["bet_id", "kind"], name="ledger_one_effect_per_bet_and_kind"),
+            models.CheckConstraint(condition=Q(kind__in=LedgerKind.values), name="ledger_kind_valid"),
+            models.CheckConstraint(condition=Q(balance_after__gte=0), name="ledger_balance_non_negative"),
+            models.CheckConstraint(
+                condition=Q(kind=LedgerKind.ADJUSTMENT, bet_id__isnull=True)
+                | Q(~Q(kind=LedgerKind.ADJUSTMENT), bet_id__isnull=False),
+                name="ledger_bet_xor_adjustment",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind=LedgerKind.STAKE, amount__lt=0)
+                | Q(kind__in=[LedgerKind.PAYOUT, LedgerKind.REFUND], amount__gt=0)
+                | (Q(kind=LedgerKind.ADJUSTMENT) & ~Q(amount=0)),
+                name="ledger_amount_sign_matches_kind",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["account", "-id"], name="ledger_account_idx"),
+            # The admin's filter by kind, newest first (adjustments are rare among a million entries).
+            models.Index(fields=["kind", "-id"], name="ledger_kind_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} {self.amount} on {self.account.external_id}"

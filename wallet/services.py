@@ -1,0 +1,72 @@
+"""Money actions on accounts: opening them, moving money with its ledger entry, manual adjustments."""
+
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from audit.choices import AuditAction
+from audit.services import audit_record
+from audit.validators import required_reason
+from wallet import locks
+from wallet.choices import LedgerKind
+from wallet.models import Account, LedgerEntry
+from wallet.validators import MONEY_DECIMAL_PLACES
+
+
+def ledger_post(*, account: Account, bet_id: int | None, kind: str, amount: Decimal,
+                reason: str = "") -> LedgerEntry:
+    """Move money on a locked account: the balance and its ledger entry change together."""
+    account.balance += amount
+    if account.balance < 0:
+        raise ValidationError({"amount": "The balance would go below zero."})
+    account.save(update_fields=["balance"])
+    return LedgerEntry.objects.create(account=account, bet_id=bet_id, kind=kind, amount=amount,
+                                      balance_after=account.balance, reason=reason)
+
+
+def account_create(*, actor, external_id: str, currency: str = "USD") -> Account:
+    try:
+        with transaction.atomic():
+            account = Account(external_id=external_id, currency=currency)
+            account.full_clean()
+            account.save()
+            audit_record(actor=actor, action=AuditAction.ACCOUNT_CREATED, obj=account,
+                         after={"external_id": external_id, "currency": currency})
+            return account
+    except IntegrityError:
+        # Two requests created the same account at once; the database kept one.
+        if Account.objects.filter(external_id=external_id).exists():
+            raise ValidationError({"external_id": "Account with this External id already exists."}) from None
+        raise
+
+
+def _parse_amount(amount) -> Decimal:
+    if isinstance(amount, float | bool):
+        raise ValidationError({"amount": "Send the amount as a decimal string."})
+    try:
+        value = Decimal(str(amount))
+    except ArithmeticError:
+        raise ValidationError({"amount": "Must be a decimal number."}) from None
+    if not value.is_finite() or value == 0:
+        raise ValidationError({"amount": "Must be a non-zero finite number."})
+    if value.as_tuple().exponent < -MONEY_DECIMAL_PLACES:
+        raise ValidationError({"amount": f"Must have at most {MONEY_DECIMAL_PLACES} decimal places."})
+    return value
+
+
+@transaction.atomic
+def account_adjust(*, external_id: str, actor, amount, reason: str) -> LedgerEntry:
+    """Credit (positive) or debit (negative) an account by hand, with a reason."""
+    amount = _parse_amount(amount)
+    reason = required_reason(reason)
+    account_id = Account.objects.filter(external_id=external_id).values_list("pk", flat=True).first()
+    if account_id is None:
+        raise Account.DoesNotExist(external_id)
+    account = locks.lock_accounts([account_id])[account_id]
+    before = account.balance
+    entry = ledger_post(account=account, bet_id=None, kind=LedgerKind.ADJUSTMENT, amount=amount, reason=reason)
+    audit_record(actor=actor, action=AuditAction.ACCOUNT_ADJUSTED, obj=account,
+                 before={"balance": str(before)}, after={"balance": str(account.balance), "amount": str(amount)},
+                 reason=reason)
+    return entry
