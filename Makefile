@@ -32,10 +32,12 @@ run: migrate
 	DEBUG=1 $(PY) manage.py seed_demo
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
-# Two passes: the embedded default (SQLite), then PostgreSQL with the tests that need the real
+# The linter first (ruff, configured in pyproject.toml; the import contracts are tests/test_architecture.py),
+# then two passes: the embedded default (SQLite), then PostgreSQL with the tests that need the real
 # services (Celery workers, Redis). Where PostgreSQL does not answer, the second pass is skipped,
 # unless REQUIRE_SERVICES=1 (CI), where it runs and fails.
 test: install-test
+	$(PY) -m ruff check .
 	$(PY) -m pytest -m "not services" $(PYTEST_ARGS)
 	@if [ "$$REQUIRE_SERVICES" = 1 ] || $(PY) -c "import psycopg; psycopg.connect('$(TEST_DATABASE_URL)', dbname='postgres', connect_timeout=3).close()" 2>/dev/null; then \
 	    echo "--- PostgreSQL pass ($(TEST_DATABASE_URL))"; \

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "wallet",
     "games",
     "settlement",
+    "benchmarks",
 ]
 
 MIDDLEWARE = [

@@ -10,9 +10,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from games import services as game_services
-from games.choices import Role
-from games.roles import STAFF_ROLES
-from settlement import services as settlement_services
+from backoffice.roles import Role
+from backoffice.roles import STAFF_ROLES
+from wallet import services as wallet_services
 
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
@@ -106,9 +106,9 @@ def funded_account(operator):
     """A factory: funded_account("p1", "250.00") creates an account holding that balance."""
 
     def create(external_id: str = "player-1", balance: str = "500.00", currency: str = "USD"):
-        account = settlement_services.account_create(actor=operator, external_id=external_id, currency=currency)
+        account = wallet_services.account_create(actor=operator, external_id=external_id, currency=currency)
         if Decimal(balance):
-            settlement_services.account_adjust(external_id=external_id, actor=operator, amount=balance,
+            wallet_services.account_adjust(external_id=external_id, actor=operator, amount=balance,
                                                reason="test deposit")
         account.refresh_from_db()
         return account

@@ -32,9 +32,10 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from games.api import urls as games_api_urls
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
+from audit.models import AuditEvent
+from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.api import urls as settlement_api_urls
-from settlement.models import Account
+from wallet.models import Account
 from tests.conftest import api_client_for
 
 PIECE = 16  # hex characters: the shortest fragment of a secret that may not appear

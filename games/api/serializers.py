@@ -71,7 +71,8 @@ class GameCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
 
     class Meta:
         model = GameInstance
-        fields = ["slug", *CONFIGURATION_FIELDS, "client_seed"]
+        fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at", "client_seed"]
+        read_only_fields = ["created_at", "updated_at"]  # named, so that sending one says so
 
     def validate(self, attrs):
         _check_bet_limits(attrs.get("min_bet"), attrs.get("max_bet"))

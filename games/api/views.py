@@ -4,7 +4,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from backoffice.api.pagination import SlugCursorPagination
+from backoffice.api.pagination import CursorPagination, SlugCursorPagination
 from backoffice.api.views import CONFLICT, ERRORS, NOT_FOUND, READ_ERRORS, ApiView, get_or_404, validated
 from games import selectors, services
 from games.api import serializers as s

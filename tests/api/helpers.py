@@ -2,8 +2,10 @@
 
 from dataclasses import dataclass
 
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from settlement.models import Account, LedgerEntry
+from audit.models import AuditEvent
+
+from games.models import Bet, GameInstance, Round, SeedPair
+from wallet.models import Account, LedgerEntry
 
 API = "/api/v1"
 

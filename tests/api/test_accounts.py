@@ -4,8 +4,8 @@ from decimal import Decimal
 
 import pytest
 
-from games.models import AuditEvent
-from settlement.models import Account, LedgerEntry
+from audit.models import AuditEvent
+from wallet.models import Account, LedgerEntry
 from tests.api.helpers import API, assert_names_field
 
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,8 @@ the request id (X-Request-ID) and the source IP land in every event the request 
 import pytest
 from django.core.management import call_command
 
-from games.audit import audit_head
-from games.models import AuditEvent
+from audit.selectors import audit_head
+from audit.models import AuditEvent
 from tests.api.helpers import API
 
 pytestmark = pytest.mark.django_db
@@ -57,7 +57,7 @@ def test_events_are_listed_newest_first_and_filtered(as_support, as_operator, ga
 
 
 def test_events_page_with_a_cursor(as_support, operator, game):
-    from settlement import services
+    from wallet import services
 
     for number in range(7):
         services.account_create(actor=operator, external_id=f"p{number}")
@@ -85,7 +85,7 @@ def test_only_roles_with_the_audit_view_permission_read_the_trail(api_as, operat
         assert api_as(user).get(url).status_code == 200
     for user in (integration, nobody):
         response = api_as(user).get(url)
-        assert response.status_code == 403 and "games.view_auditevent" in response.json()["detail"]
+        assert response.status_code == 403 and "audit.view_auditevent" in response.json()["detail"]
     assert api_as(None).get(url).status_code == 401
 
 

@@ -6,7 +6,8 @@ from decimal import Decimal
 import pytest
 
 from games.engine import Multipliers, odds_report
-from games.models import AuditEvent, GameInstance, SeedPair
+from audit.models import AuditEvent
+from games.models import GameInstance, SeedPair
 from tests.api.helpers import API, assert_names_field
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from games import services
-from games.choices import Role
-from games.roles import ROLE_PERMISSIONS
+from backoffice.roles import Role
+from backoffice.roles import ROLE_PERMISSIONS
 from tests.api.helpers import API, Snapshot
 from tests.conftest import api_client_for
 
@@ -162,8 +162,8 @@ def test_the_matrix_above_follows_the_role_table():
         "games.seeds.rotate": "games.rotate_seeds", "games.rounds.open": "games.open_round",
         "rounds.bets.place": "games.place_bet", "rounds.deal": "games.deal_round",
         "rounds.void": "games.void_round", "rounds.verify": "games.verify_round",
-        "accounts.create": "settlement.add_account", "accounts.adjust": "settlement.adjust_account",
-        "audit.head": "games.view_auditevent", "audit.events": "games.view_auditevent",
+        "accounts.create": "wallet.add_account", "accounts.adjust": "wallet.adjust_account",
+        "audit.head": "audit.view_auditevent", "audit.events": "audit.view_auditevent",
     }
     for endpoint in ENDPOINTS:
         if endpoint.name in needs:

@@ -9,8 +9,10 @@ from django.core.management.base import CommandError
 from django.db import IntegrityError, connection, transaction
 
 from games import services
-from games.audit import GENESIS_HASH, audit_chain_check, audit_head, audit_record
-from games.models import AuditEvent
+from audit.chain import GENESIS_HASH
+from audit.selectors import audit_chain_check, audit_head
+from audit.services import audit_record
+from audit.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from games import services
 from games.models import Bet, GameInstance, Round, SeedPair
-from settlement.models import Account, LedgerEntry
+from wallet.models import Account, LedgerEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -115,9 +115,9 @@ def test_account_balance_never_negative(dealt_round):
 
 def test_ledger_effect_of_a_bet_happens_once(dealt_round):
     bet = Bet.objects.get()
-    stake_entry = LedgerEntry.objects.get(bet=bet, kind="STAKE")
+    stake_entry = LedgerEntry.objects.get(bet_id=bet.pk, kind="STAKE")
     with pytest.raises(IntegrityError):
-        LedgerEntry.objects.create(account=bet.account, bet=bet, kind="STAKE", amount=Decimal("-10.00"),
+        LedgerEntry.objects.create(account=bet.account, bet_id=bet.pk, kind="STAKE", amount=Decimal("-10.00"),
                                    balance_after=stake_entry.balance_after)
 
 

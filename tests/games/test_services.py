@@ -9,9 +9,10 @@ from games import services
 from games.choices import BetStatus, GameStatus, RoundStatus
 from games.engine import play_round, server_seed_hash
 from games.errors import Conflict
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from settlement.choices import LedgerKind
-from settlement.models import LedgerEntry
+from audit.models import AuditEvent
+from games.models import Bet, GameInstance, Round, SeedPair
+from wallet.choices import LedgerKind
+from wallet.models import LedgerEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -194,7 +195,7 @@ class TestBets:
         assert (bet.status, bet.multiplier, bet.payout) == (BetStatus.PENDING, Decimal("1.95"), None)
         account.refresh_from_db()
         assert account.balance == Decimal("89.50")
-        entry = LedgerEntry.objects.get(bet=bet)
+        entry = LedgerEntry.objects.get(bet_id=bet.pk)
         assert (entry.kind, entry.amount, entry.balance_after) == (LedgerKind.STAKE, Decimal("-10.50"), Decimal("89.50"))
 
     def test_replay_returns_the_original_and_debits_once(self, game, integration, funded_account):

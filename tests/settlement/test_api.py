@@ -4,7 +4,8 @@ import pytest
 
 from games import services as game_services
 from games.choices import RoundStatus
-from games.models import AuditEvent, Round
+from audit.models import AuditEvent
+from games.models import Round
 
 pytestmark = pytest.mark.django_db
 

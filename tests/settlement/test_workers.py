@@ -25,8 +25,9 @@ import redis
 from games import services as game_services
 from games.choices import RoundStatus
 from games.models import Bet, Round
-from settlement.choices import LedgerKind
-from settlement.models import LedgerEntry, SettlementBatch
+from wallet.choices import LedgerKind
+from wallet.models import LedgerEntry
+from settlement.models import SettlementBatch
 from settlement.tasks import settle_rounds, sweep
 from tests.settlement.workers import (
     RETRIED,
@@ -344,7 +345,7 @@ def test_poison_round_is_isolated_and_settles_once_repaired(broker, workers, gam
     assert all(batch.round_ids == [bad_round] for batch in failed[1:])
     assert all("poisoned bet" in batch.error for batch in failed)
     assert Round.objects.get(pk=bad_round).settlement_failures == 3  # tried until the cap, then left alone
-    assert not LedgerEntry.objects.filter(bet__round_id=bad_round, kind=LedgerKind.PAYOUT).exists()
+    assert not LedgerEntry.objects.filter(bet_id__in=Bet.objects.filter(round_id=bad_round).values("pk"), kind=LedgerKind.PAYOUT).exists()
 
     sweep.delay()  # a later sweep leaves the capped round to operators
     results = workers.wait_for_results(2)

@@ -24,8 +24,9 @@ from django.db.models import Sum
 from games.choices import BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
 from games.models import Bet, Round
-from settlement.choices import LedgerKind
-from settlement.models import Account, LedgerEntry, SettlementBatch
+from wallet.choices import LedgerKind
+from wallet.models import Account, LedgerEntry
+from settlement.models import SettlementBatch
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # Every worker's database session carries this prefix in its application_name, so pg_stat_activity
@@ -267,7 +268,7 @@ def assert_settled_exactly_once(round_ids) -> dict:
     bets = list(Bet.objects.filter(round_id__in=round_ids).select_related("round"))
     assert bets
     payouts = {}
-    for entry in LedgerEntry.objects.filter(kind=LedgerKind.PAYOUT, bet__round_id__in=round_ids):
+    for entry in LedgerEntry.objects.filter(kind=LedgerKind.PAYOUT, bet_id__in=Bet.objects.filter(round_id__in=round_ids).values("pk")):
         assert entry.bet_id not in payouts, f"bet {entry.bet_id} was paid twice"
         payouts[entry.bet_id] = entry
     for bet in bets:

@@ -232,6 +232,10 @@ def test_upgrade_from_previous_release_keeps_every_row(previous_release, upgrade
     assert "[ ]" not in plan, f"showmigrations --plan shows unapplied migrations:\n{plan}"
 
     after = snapshot.take(url, columns=before.columns)
+    moved = {f"{app}.{model}": f"{after.content_types[id_][0]}.{model}"
+             for id_, (app, model) in before.content_types.items()
+             if id_ in after.content_types and after.content_types[id_][0] != app}
+    print(f"content types moved by the upgrade: {moved or 'none'}")
     problems = snapshot.compare(before, after)
     assert not problems, "the upgrade lost or changed data:\n  " + "\n  ".join(problems)
 
@@ -242,5 +246,6 @@ def test_upgrade_from_previous_release_keeps_every_row(previous_release, upgrade
     smoke_after = last_json(new_manage(url, "shell", "-c", SMOKE).stdout)
     assert not smoke_after["mismatches"], f"balances differ from their ledger's sums: {smoke_after['mismatches']}"
     assert smoke_after["orphan_entries"] == 0, smoke_after
+    print(f"models (app.table) before: {smoke_before['apps']}; after: {smoke_after['apps']}")
     for key in ("bets", "audit_events", "balances"):
         assert smoke_after[key] == smoke_before[key], f"{key}: {smoke_before[key]} before, {smoke_after[key]} after"

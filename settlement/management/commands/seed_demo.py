@@ -26,7 +26,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from backoffice.management.commands.create_staff_user import create_staff_user
+from games.management.commands.create_staff_user import create_staff_user
 from backoffice.roles import Role, sync_role_groups
 from games import services
 from games.choices import BetType, GameStatus, RoundStatus

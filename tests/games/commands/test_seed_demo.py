@@ -9,11 +9,13 @@ from django.core.management import CommandError, call_command
 from django.db.models import Sum
 from rest_framework.authtoken.models import Token
 
-from games.audit import audit_chain_check
-from games.choices import BetStatus, Role, RoundStatus
+from audit.selectors import audit_chain_check
+from games.choices import BetStatus, RoundStatus
+from backoffice.roles import Role
 from games.engine import play_round
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from settlement.models import Account, LedgerEntry
+from audit.models import AuditEvent
+from games.models import Bet, GameInstance, Round, SeedPair
+from wallet.models import Account, LedgerEntry
 from settlement.tasks import sweep
 
 ROUNDS = 60
