@@ -6,8 +6,10 @@ The request middleware sets the request's id, source IP and user; a command name
 
 import contextvars
 from contextlib import contextmanager
+from types import MappingProxyType
 
-_request_meta = contextvars.ContextVar("audit_request_meta", default={"request_id": "", "source_ip": None})
+_NO_REQUEST = MappingProxyType({"request_id": "", "source_ip": None})
+_request_meta = contextvars.ContextVar("audit_request_meta", default=_NO_REQUEST)
 _request_user = contextvars.ContextVar("audit_request_user", default=None)
 _acting_as = contextvars.ContextVar("audit_acting_as", default=None)
 
@@ -25,7 +27,7 @@ def request_context(request_id: str, source_ip: str | None, user=None):
 
 def request_meta() -> dict:
     """The request id and source IP of the request being served (blank outside a request)."""
-    return _request_meta.get()
+    return dict(_request_meta.get())
 
 
 @contextmanager

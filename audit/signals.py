@@ -21,7 +21,8 @@ def record_user_saved(sender, instance, created, **kwargs):
     after = {name: getattr(instance, name) for name in _WATCHED_USER_FIELDS}
     before = getattr(instance, "_audit_before", None)
     if created:
-        audit_record(actor=signal_actor("system:user-management"), action=AuditAction.STAFF_CREATED, obj=instance, after=after)
+        audit_record(actor=signal_actor("system:user-management"), action=AuditAction.STAFF_CREATED, obj=instance,
+                     after=after)
     elif before != after:
         audit_record(actor=signal_actor("system:user-management"), action=AuditAction.STAFF_CHANGED, obj=instance,
                      before=before, after=after)

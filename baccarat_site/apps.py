@@ -2,6 +2,6 @@ from django.contrib.admin.apps import AdminConfig
 
 
 class BackOfficeAdminConfig(AdminConfig):
-    """Django's admin, on the back-office site (baccarat_site.admin.BackOfficeAdminSite)."""
+    """Django's admin, on the back-office site (backoffice.admin.site.BackOfficeAdminSite)."""
 
-    default_site = "baccarat_site.admin.BackOfficeAdminSite"
+    default_site = "backoffice.admin.site.BackOfficeAdminSite"

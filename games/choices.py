@@ -2,6 +2,7 @@ from django.db import models
 
 from games.engine import BetType as EngineBetType
 from games.engine import Outcome as EngineOutcome
+from games.engine.payout import LOSE, PUSH, WIN
 
 
 class GameStatus(models.TextChoices):
@@ -35,3 +36,7 @@ class BetStatus(models.TextChoices):
     LOST = "LOST", "Lost"
     PUSH = "PUSH", "Push (stake returned)"
     REFUNDED = "REFUNDED", "Refunded (round voided)"
+
+
+# A settled bet's status, by the engine's settlement kind.
+STATUS_BY_SETTLEMENT_KIND = {WIN: BetStatus.WON, LOSE: BetStatus.LOST, PUSH: BetStatus.PUSH}

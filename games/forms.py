@@ -11,6 +11,7 @@ from fractions import Fraction
 from django import forms
 from django.core.exceptions import ValidationError
 
+from backoffice.formatting import percent
 from games.choices import BetType
 from games.engine import (
     MAX_DECKS,
@@ -37,10 +38,9 @@ PERCENT_PLACES = 4
 
 # --- Return to player preview ---------------------------------------------------------------------
 
-def percent(value: Fraction, places: int = PERCENT_PLACES) -> str:
-    """An exact fraction as a percentage rounded half-even to ``places`` decimals: "98.9421"."""
-    scaled = round(value * 100 * 10**places)
-    return str(Decimal(scaled).scaleb(-places).quantize(Decimal(1).scaleb(-places)))
+def rtp_percent(value: Fraction) -> str:
+    """An exact fraction as the preview shows it: "98.9421"."""
+    return percent(value, PERCENT_PLACES)
 
 
 def _parse_decks(raw):
@@ -95,9 +95,9 @@ def rtp_preview(*, decks, player, banker, tie) -> dict:
             "bet_type": bet_type.value,
             "label": bet_type.label,
             "multiplier": str(config.for_bet(bet_type.value)),
-            "win_probability": percent(win_probability[bet_type]),
-            "rtp": percent(rtp),
-            "house_edge": percent(1 - rtp),
+            "win_probability": rtp_percent(win_probability[bet_type]),
+            "rtp": rtp_percent(rtp),
+            "house_edge": rtp_percent(1 - rtp),
             "rtp_exact": f"{rtp.numerator}/{rtp.denominator}",
             "over_100": rtp > 1,
         })
@@ -110,8 +110,8 @@ def rtp_preview(*, decks, player, banker, tie) -> dict:
         "ok": True,
         "errors": {},
         "decks": decks_value,
-        "probabilities": {"player": percent(odds.player), "banker": percent(odds.banker),
-                          "tie": percent(odds.tie)},
+        "probabilities": {"player": rtp_percent(odds.player), "banker": rtp_percent(odds.banker),
+                          "tie": rtp_percent(odds.tie)},
         "bets": bets,
         "over_100": bool(over),
         "warning": warning,

@@ -7,8 +7,7 @@ from django.db.models import F, Q
 
 from games.choices import BetStatus, BetType, GameStatus, Outcome, RoundStatus
 from games.engine import DEFAULT_MULTIPLIERS, MAX_DECKS, MIN_DECKS, Multipliers
-from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER
-from games.engine.payout import MULTIPLIER_DECIMAL_PLACES
+from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 from games.validators import (
     MULTIPLIER_MAX_DIGITS,
     validate_client_seed_field,
@@ -163,7 +162,8 @@ class Round(models.Model):
     player_score = models.PositiveSmallIntegerField(null=True, blank=True)
     banker_score = models.PositiveSmallIntegerField(null=True, blank=True)
     natural = models.BooleanField(null=True, blank=True)
-    outcome = models.CharField(max_length=8, choices=Outcome.choices, null=True, blank=True)
+    # NULL until dealt: round_outcome_matches_status tells "not dealt" from any outcome by it.
+    outcome = models.CharField(max_length=8, choices=Outcome.choices, null=True, blank=True)  # noqa: DJ001
     opened_at = models.DateTimeField(auto_now_add=True)
     dealt_at = models.DateTimeField(null=True, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)

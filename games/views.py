@@ -3,12 +3,12 @@
 from django.shortcuts import render
 
 from games import selectors
-from games.engine import label_symbol, verify_round
+from games.engine import is_red, label_symbol, verify_round
 from games.forms import PublicVerifyForm
 
 
 def _hand(cards):
-    return [{"label": label, "symbol": label_symbol(label), "red": label[-1] in "DH"} for label in cards]
+    return [{"label": label, "symbol": label_symbol(label), "red": is_red(label)} for label in cards]
 
 
 def fairness(request):

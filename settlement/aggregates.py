@@ -28,7 +28,7 @@ and its round's decks: the configuration in force when the bet was accepted.
 from dataclasses import dataclass, field
 from decimal import Context, Decimal
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from django.db import connection, transaction
 
@@ -45,7 +45,7 @@ _COEFFICIENT_DIGITS = Context(prec=40)
 
 # --- Exact return to player ---------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def rtp_coefficients(decks: int, bet_type: str) -> tuple[Fraction, Fraction]:
     """(a, b) with RTP(m) = a · m + b exactly, for a bet of this type on a shoe of ``decks``."""
     odds = exact_odds(decks)
@@ -325,7 +325,7 @@ def check(samples: int = SAMPLES) -> list[TableCheck]:
                 for side, *values in rows:
                     setattr(result, side, getattr(result, side) + 1)
                     if len(result.samples) < samples:
-                        result.samples.append((side, dict(zip(table.columns, values))))
+                        result.samples.append((side, dict(zip(table.columns, values, strict=True))))
             results.append(result)
     return results
 

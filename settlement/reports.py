@@ -5,18 +5,18 @@ currencies are never added up), for one game or all the games of that currency.
 """
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from fractions import Fraction
 
 from django.db import connection
 from django.db.models import Max, Sum
 
-from games.engine import BetType, Outcome, exact_odds
-from games.engine.stats import chi_square_test_expected, natural_probability
 from audit.choices import AuditAction
 from audit.models import AuditEvent
+from backoffice.formatting import EMPTY, percent
+from games.engine import BetType, Outcome, exact_odds
+from games.engine.stats import chi_square_test_expected, natural_probability
 from games.models import GameInstance
 from settlement.aggregates import CENTS_PER_UNIT, UCENTS_PER_UNIT
 from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
@@ -42,8 +42,8 @@ def _ratio(numerator, denominator):
     return None if not denominator else float(Fraction(int(numerator), int(denominator)))
 
 
-def percent(value, places: int = 2) -> str:
-    return "—" if value is None else f"{value * 100:.{places}f} %"
+def percent_text(value, places: int = 2) -> str:
+    return percent(value, places, " %")
 
 
 def p_value_text(test) -> str:
@@ -87,11 +87,11 @@ class Returns:
 
     @property
     def rtp_percent(self) -> str:
-        return percent(self.rtp, 3)
+        return percent_text(self.rtp, 3)
 
     @property
     def theoretical_percent(self) -> str:
-        return percent(self.theoretical_rtp, 3)
+        return percent_text(self.theoretical_rtp, 3)
 
 
 @dataclass
@@ -118,7 +118,7 @@ class Totals(Returns):
 
     @property
     def hold_percent(self) -> str:
-        return percent(self.hold)
+        return percent_text(self.hold)
 
 
 @dataclass
@@ -141,7 +141,7 @@ class BetTypeReturn(Returns):
     @property
     def difference_points(self) -> str:
         """Actual minus theoretical, in percentage points."""
-        return "—" if self.difference is None else f"{self.difference * 100:+.3f} pt"
+        return EMPTY if self.difference is None else f"{self.difference * 100:+.3f} pt"
 
 
 @dataclass
@@ -162,11 +162,11 @@ class OutcomeRow:
 
     @property
     def frequency_percent(self) -> str:
-        return percent(self.frequency, 3)
+        return percent_text(self.frequency, 3)
 
     @property
     def probability_percent(self) -> str:
-        return percent(self.probability, 3)
+        return percent_text(self.probability, 3)
 
 
 @dataclass
@@ -251,7 +251,7 @@ def active_accounts(game_ids, start: date, end: date) -> tuple[dict, int]:
 
 
 def _midnight(day: date) -> datetime:
-    return datetime.combine(day, time.min, tzinfo=dt_timezone.utc)
+    return datetime.combine(day, time.min, tzinfo=UTC)
 
 
 def days_between(start: date, end: date) -> list:
@@ -372,19 +372,20 @@ def _series(start, end, in_period, changes, expected, observed, rounds) -> dict:
 
     scale = UCENTS_PER_UNIT // CENTS_PER_UNIT
 
-    def percent(numerator, denominator, factor=1):
-        return [round(100 * a / (b * factor), 4) if b else None for a, b in zip(numerator, denominator)]
+    def series_percent(numerator, denominator, factor=1):
+        return [round(100 * a / (b * factor), 4) if b else None for a, b in zip(numerator, denominator, strict=True)]
 
     return {
         "days": [day.isoformat() for day in days],
         "handle": [c / CENTS_PER_UNIT for c in handle],
-        "ggr": [(h - p) / CENTS_PER_UNIT for h, p in zip(handle, paid)],
-        "rtp": percent(paid, handle),
-        "theoretical_rtp": percent(expected_return, handle, scale),
-        "rtp_by_type": {t: {"actual": percent(s["paid"], s["handle"]),
-                            "theoretical": percent(s["expected"], s["handle"], scale)} for t, s in by_type.items()},
+        "ggr": [(h - p) / CENTS_PER_UNIT for h, p in zip(handle, paid, strict=True)],
+        "rtp": series_percent(paid, handle),
+        "theoretical_rtp": series_percent(expected_return, handle, scale),
+        "rtp_by_type": {t: {"actual": series_percent(s["paid"], s["handle"]),
+                            "theoretical": series_percent(s["expected"], s["handle"], scale)}
+                        for t, s in by_type.items()},
         "rounds": rounds_per_day,
-        "lag_avg_ms": [round(s / r, 1) if r else None for s, r in zip(lag_sum, rounds_per_day)],
+        "lag_avg_ms": [round(s / r, 1) if r else None for s, r in zip(lag_sum, rounds_per_day, strict=True)],
         "outcomes": {
             "labels": ["Player", "Banker", "Tie", "Natural"],
             "observed": [round(100 * observed[k] / rounds, 4) if rounds else None

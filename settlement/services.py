@@ -14,9 +14,8 @@ from django.utils import timezone
 from audit.choices import AuditAction
 from audit.services import audit_record
 from games import locks
-from games.choices import BetStatus, RoundStatus
+from games.choices import STATUS_BY_SETTLEMENT_KIND, BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
-from games.engine.payout import LOSE, PUSH, WIN
 from games.models import Bet, Round
 from settlement import aggregates, writes
 from settlement.models import SettlementBatch
@@ -24,8 +23,6 @@ from settlement.signals import sweep_requested
 
 logger = logging.getLogger(__name__)
 
-# What a settled bet's status is, by the engine's settlement kind.
-_STATUS_BY_KIND = {WIN: BetStatus.WON, LOSE: BetStatus.LOST, PUSH: BetStatus.PUSH}
 
 
 def worker_name() -> str:
@@ -134,7 +131,7 @@ def settlement_run(*, round_ids=None, limit: int | None = None, worker: str | No
         outcome = outcome_by_round[round_id]
         # The bet's own multiplier, the one in force when it was accepted, settles it.
         returned = bet_return(bet_type, stake, outcome, multiplier)
-        settled.append((bet_id, _STATUS_BY_KIND[settlement_kind(bet_type, outcome)], returned))
+        settled.append((bet_id, STATUS_BY_SETTLEMENT_KIND[settlement_kind(bet_type, outcome)], returned))
         total_staked += stake
         total_paid += returned
         if returned:

@@ -51,7 +51,7 @@ def settle_bets(settled: list, *, settled_at) -> None:
     """settled: [(bet id, status, payout)]; only bets still PENDING are written."""
     if not settled:
         return
-    ids, statuses, payouts = (list(column) for column in zip(*settled))
+    ids, statuses, payouts = (list(column) for column in zip(*settled, strict=True))
     if _postgres():
         id_array = _array(ids)
         with connection.cursor() as cursor:
@@ -82,7 +82,7 @@ def post_payouts(payouts: list, *, created_at) -> None:
     if not payouts:
         return
     if _postgres():
-        account_ids, bet_ids, amounts, balances = (list(column) for column in zip(*payouts))
+        account_ids, bet_ids, amounts, balances = (list(column) for column in zip(*payouts, strict=True))
         with connection.cursor() as cursor:
             cursor.execute(
                 f"""INSERT INTO {LedgerEntry._meta.db_table}

@@ -4,7 +4,7 @@ a controllable clock, random play through the real services, and a brute force o
 import inspect
 import random
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -77,7 +77,7 @@ class Clock:
 
 @pytest.fixture
 def clock(monkeypatch):
-    clock = Clock(datetime(2026, 3, 1, 9, 0, tzinfo=dt_timezone.utc))
+    clock = Clock(datetime(2026, 3, 1, 9, 0, tzinfo=UTC))
     monkeypatch.setattr(timezone, "now", clock.now)
     return clock
 
@@ -138,7 +138,7 @@ def brute_force():
     rounds = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
     accounts = set()
     for round_ in Round.objects.filter(status=RoundStatus.SETTLED).order_by("pk"):
-        day = round_.settled_at.astimezone(dt_timezone.utc).date()
+        day = round_.settled_at.astimezone(UTC).date()
         lag = round((round_.settled_at - round_.dealt_at).total_seconds() * 1000)
         row = rounds[(day, round_.game_id, round_.decks)]
         row[0] += 1

@@ -9,11 +9,9 @@ from django.contrib.auth.models import Group, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from backoffice.roles import STAFF_ROLES, Role
 from games import services as game_services
-from backoffice.roles import Role
-from backoffice.roles import STAFF_ROLES
 from wallet import services as wallet_services
-
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")

@@ -26,8 +26,7 @@ MAX_LINES = 600
 
 def source_files(*packages):
     for package in packages:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            yield path
+        yield from sorted((ROOT / package).rglob("*.py"))
 
 
 def module_name(path: Path) -> str:

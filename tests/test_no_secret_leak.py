@@ -10,7 +10,7 @@ and neither the secret nor any 16-character piece of it may appear in:
 - any admin page an administrator can open: the index and app pages, every registered model's
   changelist (every page of it, every filter choice), add page, and change and history page of
   every object, and every custom admin page (rotate seed, void, adjust, exports, …) for every object;
-- every GET route of the API (games/api/urls.py and settlement/api/urls.py), for every real id,
+- every GET route of the API (every app's routes under /api/v1/), for every real id,
   following the pagination;
 - the public verification page;
 - every CSV export URL there is (any URL named or routed "export").
@@ -31,15 +31,15 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from games.api import urls as games_api_urls
 from audit.models import AuditEvent
+from baccarat_site import urls as site_urls
 from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.api import urls as settlement_api_urls
-from wallet.models import Account
 from tests.conftest import api_client_for
+from wallet.models import Account
 
 PIECE = 16  # hex characters: the shortest fragment of a secret that may not appear
-HEX_RUN = re.compile(r"[0-9a-fA-F]{%d,}" % PIECE)
+HEX_RUN = re.compile(rf"[0-9a-fA-F]{{{PIECE},}}")
 OK_STATUSES = {200, 302, 400, 403, 404, 405, 409}
 HISTORY_PAGES = 3
 OBJECT_ID_PARAMETERS = ("object_id", "id", "pk")  # the object of an admin URL (auth's <id>/password/)
@@ -79,10 +79,7 @@ class Scanner:
 
     def response(self, where: str, kind: str, response) -> None:
         assert response.status_code in OK_STATUSES, (where, response.status_code)
-        if getattr(response, "streaming", False):
-            body = b"".join(response.streaming_content)
-        else:
-            body = response.content
+        body = b"".join(response.streaming_content) if getattr(response, "streaming", False) else response.content
         headers = "\n".join(f"{name}: {value}" for name, value in response.items())
         self(where, kind, headers + "\n" + body.decode("utf-8", errors="replace"))
 
@@ -131,23 +128,23 @@ def walk_patterns(patterns, prefix=""):
             yield prefix + str(entry.pattern), entry
 
 
-def api_get_urls(module, mount: str) -> list:
-    """Every GET URL of an API urls module, for every real value of its parameters."""
+def api_get_urls(patterns, namespace: str, mount: str) -> list:
+    """Every GET URL of API routes, for every real value of their parameters."""
     urls = []
-    for pattern in module.urlpatterns:
+    for pattern in patterns:
         permissions = getattr(pattern.callback.view_class, "required_permissions", {})
         if "GET" not in permissions:
             continue
         names = list(pattern.pattern.converters)
         assert len(names) <= 1, f"route {pattern.pattern} takes {names}: teach this test to fill them"
         if not names:
-            urls.append(reverse(f"{module.app_name}:{pattern.name}"))
+            urls.append(reverse(f"{namespace}:{pattern.name}"))
             continue
         name = names[0]
         assert name in API_PARAMETERS, f"route {pattern.pattern} takes {name}: teach this test its real values"
         values = API_PARAMETERS[name]()
         assert values, f"the demo made nothing to fill {name} of {pattern.pattern} with"
-        urls.extend(reverse(f"{module.app_name}:{pattern.name}", kwargs={name: value}) for value in values)
+        urls.extend(reverse(f"{namespace}:{pattern.name}", kwargs={name: value}) for value in values)
     assert urls and mount in urls[0]
     return urls
 
@@ -279,8 +276,10 @@ def test_no_unrevealed_server_seed_leaks_anywhere_after_a_demo_run(transactional
     # Every GET route of the API, for every real id, every page.
     api = api_client_for(admin_user)
     api_pages = 0
-    for module, mount in ((games_api_urls, "/api/v1/"), (settlement_api_urls, "/api/v1/settlement/")):
-        for url in api_get_urls(module, mount):
+    api_v1, namespace = site_urls.api_v1
+    settlement_api = (settlement_api_urls.urlpatterns, settlement_api_urls.app_name, "/api/v1/settlement/")
+    for patterns, name, mount in ((api_v1, namespace, "/api/v1/"), settlement_api):
+        for url in api_get_urls(patterns, name, mount):
             api_pages += get_every_page(api, url, scan, "api")
     assert api_pages > 150
     assert scan.revealed_seen_in("api") == len(revealed), "the API shows every revealed seed"

@@ -139,7 +139,8 @@ class RoundBetsView(ApiView):
 
     @extend_schema(
         tags=["bets"], summary="Place a bet (idempotent by idempotency_key)", request=s.BetPlaceSerializer,
-        responses={201: s.BetSerializer, 200: OpenApiResponse(s.BetSerializer, description="A replay: the original bet."),
+        responses={201: s.BetSerializer,
+                   200: OpenApiResponse(s.BetSerializer, description="A replay: the original bet."),
                    **ERRORS, **NOT_FOUND, **CONFLICT},
     )
     def post(self, request, round_id):

@@ -6,6 +6,7 @@ rank ``k // 4`` in the order below and suit ``k % 4`` in the order ♦ ♥ ♠ �
 
 RANKS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 SUITS = ("D", "H", "S", "C")
+RED_SUITS = frozenset({"D", "H"})  # diamonds and hearts are printed red
 SUIT_SYMBOLS = {"D": "♦", "H": "♥", "S": "♠", "C": "♣"}
 
 # Card valuation: 2–9 face value, 10 J Q K count 0, A counts 1.
@@ -47,3 +48,7 @@ def label_symbol(label: str) -> str:
 def hand_score(values) -> int:
     """Score = (sum of card values) mod 10."""
     return sum(values) % 10
+
+
+def is_red(label: str) -> bool:
+    return label[-1] in RED_SUITS

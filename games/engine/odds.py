@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .cards import CARDS_PER_DECK, RANK_VALUES, SUITS
-from .payout import SETTLEMENT, WIN, PUSH, BetType, Multipliers
+from .payout import PUSH, SETTLEMENT, WIN, BetType, Multipliers
 from .rules import (
     BANKER_DRAWS_WHEN_PLAYER_STOOD,
     NATURAL_SCORES,
@@ -97,7 +97,7 @@ def exact_odds(decks: int) -> Odds:
             elif not PLAYER_DRAWS[player]:
                 if BANKER_DRAWS_WHEN_PLAYER_STOOD[banker]:
                     via = ways * fill_after_five
-                    for outcome, cards in zip(_WINNER_AFTER_BANKER_THIRD[player][banker], left):
+                    for outcome, cards in zip(_WINNER_AFTER_BANKER_THIRD[player][banker], left, strict=True):
                         wins[outcome] += via * cards
                 else:
                     wins[_WINNER[player][banker]] += ways * fill_after_four
@@ -124,7 +124,7 @@ def exact_odds(decks: int) -> Odds:
                         wins[_WINNER[player_final][banker]] += via * fill_after_five
     denominator = _falling(total, 6)
     assert sum(wins) == denominator, "every ordered six-card deal is counted once"
-    ways_of = dict(zip(Outcome.ALL, wins))
+    ways_of = dict(zip(Outcome.ALL, wins, strict=True))
     return Odds(
         decks=decks,
         player=Fraction(ways_of[Outcome.PLAYER], denominator),

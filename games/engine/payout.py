@@ -77,9 +77,3 @@ def bet_return(bet_type: str, stake: Decimal, outcome: str, multiplier: Decimal,
     if kind == PUSH:
         return stake.quantize(minor_unit, rounding=ROUND_DOWN)
     return (stake * multiplier).quantize(minor_unit, rounding=ROUND_DOWN)
-
-
-def payout(bet_type: str, stake: Decimal, outcome: str, multipliers: Multipliers,
-           minor_unit: Decimal = MINOR_UNIT) -> Decimal:
-    """The amount returned for a bet, stake included, at a game's multipliers."""
-    return bet_return(bet_type, stake, outcome, multipliers.for_bet(bet_type), minor_unit)

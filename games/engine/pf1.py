@@ -186,25 +186,25 @@ class Dealer:
         r5 = m5 >> 32
         r6 = m6 >> 32
         c2 = r2
-        if c2 >= r1: c2 += 1
+        c2 += c2 >= r1
         c3 = r3
-        if c3 >= r2: c3 += 1
-        if c3 >= r1: c3 += 1
+        c3 += c3 >= r2
+        c3 += c3 >= r1
         c4 = r4
-        if c4 >= r3: c4 += 1
-        if c4 >= r2: c4 += 1
-        if c4 >= r1: c4 += 1
+        c4 += c4 >= r3
+        c4 += c4 >= r2
+        c4 += c4 >= r1
         c5 = r5
-        if c5 >= r4: c5 += 1
-        if c5 >= r3: c5 += 1
-        if c5 >= r2: c5 += 1
-        if c5 >= r1: c5 += 1
+        c5 += c5 >= r4
+        c5 += c5 >= r3
+        c5 += c5 >= r2
+        c5 += c5 >= r1
         c6 = r6
-        if c6 >= r5: c6 += 1
-        if c6 >= r4: c6 += 1
-        if c6 >= r3: c6 += 1
-        if c6 >= r2: c6 += 1
-        if c6 >= r1: c6 += 1
+        c6 += c6 >= r5
+        c6 += c6 >= r4
+        c6 += c6 >= r3
+        c6 += c6 >= r2
+        c6 += c6 >= r1
         return play_positions(r1, c2, c3, c4, c5, c6)
 
     def verify(self, nonce: int, decks: int) -> dict:

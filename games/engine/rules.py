@@ -2,7 +2,7 @@
 
 from typing import NamedTuple
 
-from .cards import LABELS, MAX_DECKS, VALUES, card_value
+from .cards import _LABEL_TO_INDEX, LABELS, MAX_DECKS, VALUES, card_value, hand_score
 
 
 class Outcome:
@@ -12,9 +12,6 @@ class Outcome:
 
     ALL = (PLAYER, BANKER, TIE)
 
-
-# Positions 1–4 of the initial deal: Player, Banker, Player, Banker.
-INITIAL_DEAL = ("PLAYER", "BANKER", "PLAYER", "BANKER")
 
 # A two-card score of 8 or 9 on either hand is a natural: no third cards.
 NATURAL_SCORES = frozenset({8, 9})
@@ -164,3 +161,24 @@ def third_card_reasons(result: RoundResult) -> list:
         verb = "draws" if BANKER_DRAWS_WHEN_PLAYER_STOOD[banker_two] else "stands"
         reasons.append(f"Banker {banker_two}, Player stood: {verb} (0–5 draw, 6–7 stand)")
     return reasons
+
+
+def result_from_labels(cards, player_cards, banker_cards) -> RoundResult:
+    """A deal stored as labels (the cards in dealt order and each hand's, as ``RoundResult.as_dict``
+    writes them) as a RoundResult again; the scores, the natural and the outcome follow from the
+    cards. A label names no deck of the shoe: the indices are those of the first deck."""
+    player = tuple(_LABEL_TO_INDEX[label] for label in player_cards)
+    banker = tuple(_LABEL_TO_INDEX[label] for label in banker_cards)
+    player_score = hand_score(VALUES[i] for i in player)
+    banker_score = hand_score(VALUES[i] for i in banker)
+    natural = (hand_score(VALUES[i] for i in player[:2]) in NATURAL_SCORES
+               or hand_score(VALUES[i] for i in banker[:2]) in NATURAL_SCORES)
+    return RoundResult(tuple(_LABEL_TO_INDEX[label] for label in cards), player, banker, player_score,
+                       banker_score, natural, winner(player_score, banker_score))
+
+
+def dealt_hands(result: RoundResult) -> tuple:
+    """The hand each card went to, in dealt order: Player, Banker, Player, Banker, then the third
+    cards, the Player's first when it drew."""
+    return ((Outcome.PLAYER, Outcome.BANKER) * 2 + (Outcome.PLAYER,) * (len(result.player_indices) == 3)
+            + (Outcome.BANKER,) * (len(result.banker_indices) == 3))

@@ -132,8 +132,8 @@ def chi_square_test(observed, probabilities) -> ChiSquare | None:
     if n == 0 or total == 0:
         return None
     expected = [float(n * p / total) for p in probabilities]
-    categories = [(o, e) for o, e in zip(observed, expected) if e > 0]
-    if any(o > 0 and e == 0 for o, e in zip(observed, expected)):
+    categories = [(o, e) for o, e in zip(observed, expected, strict=True) if e > 0]
+    if any(o > 0 and e == 0 for o, e in zip(observed, expected, strict=True)):
         return ChiSquare(math.inf, max(len(categories) - 1, 1), 0.0, tuple(expected))
     if len(categories) < 2:
         return None

@@ -1,6 +1,6 @@
 """Indexes behind the admin's searches at scale (a million bets, a million audit events).
 
-Each search of a big list is a union of exact lookups by index (games.admin.indexed_search); these
+Each search of a big list is a union of exact lookups by index (backoffice.admin.search.indexed_search); these
 are the columns it looks up that no index led with:
 
 - ``games_bet (idempotency_key)``: the unique (client, idempotency_key) leads with the client.

@@ -1,7 +1,7 @@
 """Indexes behind the admin's round filters at scale (a million bets, a hundred thousand rounds).
 
 - ``decks``: the filter lists the shoe sizes played; with an index leading with the column,
-  games.admin_paginator walks it value by value instead of reading every round.
+  backoffice.admin.paginator walks it value by value instead of reading every round.
 - ``outcome, id``: the filter by outcome counts its first 10,000 rounds from the index alone.
 
 They belong to the games app's table but are created here, in the migration of the work that needs

@@ -4,6 +4,8 @@ from decimal import Decimal
 
 from django import template
 
+from backoffice.formatting import EMPTY
+
 register = template.Library()
 
 
@@ -11,7 +13,7 @@ register = template.Library()
 def amount(value) -> str:
     """12345.6 → "12,345.60"."""
     if value is None or value == "":
-        return "—"
+        return EMPTY
     return f"{Decimal(value):,.2f}"
 
 
@@ -19,5 +21,5 @@ def amount(value) -> str:
 def count(value) -> str:
     """1234567 → "1,234,567"."""
     if value is None or value == "":
-        return "—"
+        return EMPTY
     return f"{int(value):,}"

@@ -2,8 +2,9 @@
 
 from django.urls import reverse
 
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from settlement.models import Account, LedgerEntry
+from audit.models import AuditEvent
+from games.models import Bet, GameInstance, Round, SeedPair
+from wallet.models import Account, LedgerEntry
 
 
 def admin_url(model_or_obj, action: str = "changelist", *args) -> str:

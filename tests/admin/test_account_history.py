@@ -8,11 +8,12 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from games.models import Bet
-from settlement.choices import LedgerKind
-from settlement.models import LedgerEntry
-from settlement.selectors import HISTORY_PER_PAGE, account_history
 from tests.admin.helpers import admin_url, snapshot
 from tests.conftest import make_user
+from wallet import services
+from wallet.choices import LedgerKind
+from wallet.models import LedgerEntry
+from wallet.selectors import HISTORY_PER_PAGE, account_history
 
 pytestmark = pytest.mark.django_db
 
@@ -71,8 +72,6 @@ def test_a_row_whose_balance_after_differs_from_the_running_sum_is_flagged(as_su
 
 
 def test_the_running_balance_carries_across_pages(as_support, player, operator):
-    from settlement import services
-
     for number in range(HISTORY_PER_PAGE + 7):
         services.account_adjust(external_id=player.external_id, actor=operator, amount="1.00",
                                 reason=f"credit {number}")
@@ -94,8 +93,6 @@ def test_the_running_balance_carries_across_pages(as_support, player, operator):
 
 
 def test_the_whole_ledger_check_names_each_row_that_differs_and_its_page(as_support, operator, player):
-    from settlement import services
-
     for _ in range(HISTORY_PER_PAGE + 2):
         services.account_adjust(external_id=player.external_id, actor=operator, amount="1.00", reason="credit")
     player.refresh_from_db()
@@ -146,8 +143,6 @@ def test_the_history_is_read_only_and_needs_the_view_permissions(client, as_supp
 
 def test_the_history_selector_reads_a_page_in_a_fixed_number_of_queries(player, operator,
                                                                        django_assert_num_queries):
-    from settlement import services
-
     for _ in range(20):
         services.account_adjust(external_id=player.external_id, actor=operator, amount="1.00", reason="credit")
 

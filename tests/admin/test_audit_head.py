@@ -7,13 +7,13 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from audit.models import AuditEvent
 from games import services as game_services
-from games.models import AuditEvent
 from tests.admin.helpers import admin_url
 
 pytestmark = pytest.mark.django_db
 
-HEAD = reverse("admin:games_auditevent_head")
+HEAD = reverse("admin:audit_auditevent_head")
 
 
 def test_the_audit_trail_shows_its_head_hash(as_support, game):

@@ -12,9 +12,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from audit.models import AuditEvent
+from backoffice.admin.filters import IndexedValuesFieldListFilter, distinct_values_by_index
+from backoffice.admin.paginator import CAP, CappedCountPaginator
 from games import services as game_services
-from games.admin_paginator import CAP, CappedCountPaginator
-from games.models import AuditEvent, Bet
+from games.models import Bet
 from settlement.models import DailyBetTotals
 from tests.admin.conftest import client_for
 from tests.aggregates_helpers import clock, play_random, settle  # noqa: F401
@@ -48,7 +50,7 @@ def test_operators_support_and_admins_see_it(request, role, world):
     content = response.content.decode()
     for element in SECTIONS + CANVASES:
         assert f'id="{element}"' in content, element
-    assert "vendor/chartjs/chart.umd.js" in content and "games/dashboard.js" in content
+    assert "vendor/chartjs/chart.umd.js" in content and "settlement/dashboard.js" in content
     assert "cdn" not in content.lower()
 
 
@@ -174,9 +176,7 @@ class TestCappedCountPaginator:
 
 
 def test_audit_filters_list_every_value(as_admin, world):
-    from games.admin_paginator import IndexedValuesFieldListFilter, distinct_values_by_index
-
-    response = as_admin.get(reverse("admin:games_auditevent_changelist"))
+    response = as_admin.get(reverse("admin:audit_auditevent_changelist"))
     specs = {spec.title: spec for spec in response.context["cl"].filter_specs}
     action = next(spec for spec in specs.values() if getattr(spec, "lookup_kwarg", "") == "action")
     assert isinstance(action, IndexedValuesFieldListFilter)

@@ -13,19 +13,21 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from games import exports
+from audit.chain import GENESIS_HASH, event_hash
+from audit.exports import AUDIT_EXPORT
+from audit.models import AuditEvent
+from backoffice.admin import exports
 from games import services as game_services
-from games.audit import GENESIS_HASH, event_hash
-from games.models import AuditEvent, Bet, Round, SeedPair
-from settlement import services as settlement_services
-from settlement.models import LedgerEntry
-from tests.conftest import make_user
+from games.exports import BETS_EXPORT, LEDGER_EXPORT, ROUNDS_EXPORT
+from games.models import Bet, Round, SeedPair
 from tests.admin.helpers import admin_url
+from tests.conftest import make_user
+from wallet import services as wallet_services
+from wallet.models import LedgerEntry
 
 pytestmark = pytest.mark.django_db
 
-EXPORTS = {Round: exports.ROUNDS_EXPORT, Bet: exports.BETS_EXPORT, LedgerEntry: exports.LEDGER_EXPORT,
-           AuditEvent: exports.AUDIT_EXPORT}
+EXPORTS = {Round: ROUNDS_EXPORT, Bet: BETS_EXPORT, LedgerEntry: LEDGER_EXPORT, AuditEvent: AUDIT_EXPORT}
 MODELS = list(EXPORTS)
 
 
@@ -158,12 +160,13 @@ def test_bet_and_ledger_rows_carry_stake_multiplier_payout_status_and_balances(a
         assert row["payout"] == ("" if bet.payout is None else str(bet.payout))
 
     ledger = {int(row["entry_id"]): row for row in rows_of(as_support.get(export_url(LedgerEntry)))}
-    for entry in LedgerEntry.objects.select_related("account", "bet"):
+    round_of_bet = dict(Bet.objects.values_list("pk", "round_id"))
+    for entry in LedgerEntry.objects.select_related("account"):
         row = ledger[entry.pk]
         assert (row["account"], row["kind"]) == (entry.account.external_id, entry.kind)
         assert Decimal(row["amount"]) == entry.amount and Decimal(row["balance_after"]) == entry.balance_after
         assert row["bet_id"] == ("" if entry.bet_id is None else str(entry.bet_id))
-        assert row["round_id"] == ("" if entry.bet_id is None else str(entry.bet.round_id))
+        assert row["round_id"] == ("" if entry.bet_id is None else str(round_of_bet[entry.bet_id]))
     assert any(row["amount"].startswith("-") for row in ledger.values()), "debits keep their sign"
 
 
@@ -190,7 +193,7 @@ def test_the_audit_export_lets_anyone_recompute_the_hash_chain(as_support, world
 
 
 def test_typed_text_cannot_run_as_a_spreadsheet_formula(as_support, operator, world):
-    settlement_services.account_adjust(external_id="player-1", actor=operator, amount="-1.00",
+    wallet_services.account_adjust(external_id="player-1", actor=operator, amount="-1.00",
                                        reason='=HYPERLINK("http://evil.example","x")')
 
     rows = rows_of(as_support.get(export_url(LedgerEntry), {"q": "HYPERLINK"}))

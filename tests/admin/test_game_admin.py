@@ -5,8 +5,9 @@ from decimal import Decimal
 
 import pytest
 
+from audit.models import AuditEvent
 from games import services as game_services
-from games.models import AuditEvent, GameInstance, SeedPair
+from games.models import GameInstance, SeedPair
 from tests.admin.helpers import GAME_FORM, admin_url, change_form, snapshot
 
 pytestmark = pytest.mark.django_db

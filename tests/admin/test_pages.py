@@ -7,10 +7,12 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
+from audit.models import AuditEvent
 from games import services as game_services
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from settlement.models import Account, LedgerEntry, SettlementBatch
+from games.models import Bet, GameInstance, Round, SeedPair
+from settlement.models import SettlementBatch
 from tests.admin.helpers import admin_url
+from wallet.models import Account, LedgerEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -94,7 +96,7 @@ def page_urls(client):
     urls.extend([recall, f"{recall}?game=main-table", f"{recall}?account=player-1", f"{recall}?account=player-2",
                  f"{recall}?opened_from=2000-01-01T00:00", f"{recall}?round_id=1",
                  reverse("admin:games_round_recall_export") + "?game=main-table"])
-    urls.append(reverse("admin:games_auditevent_head"))
+    urls.append(reverse("admin:audit_auditevent_head"))
     urls.append(admin_url(GameInstance, "rtp_preview") + "?decks=8&player=2&banker=1.95&tie=9")
     return list(dict.fromkeys(urls))
 

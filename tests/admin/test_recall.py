@@ -11,14 +11,14 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from backoffice.roles import Role
 from games import services as game_services
-from games.admin import dealt_positions
-from games.choices import Role
+from games.admin.cards import dealt_positions
 from games.models import Bet, Round
-from settlement.choices import LedgerKind
-from settlement.models import LedgerEntry
 from tests.admin.helpers import admin_url, snapshot
 from tests.conftest import make_user
+from wallet.choices import LedgerKind
+from wallet.models import LedgerEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -140,7 +140,7 @@ def test_the_round_page_shows_each_bet_with_its_payout_and_ledger_entries(as_sup
         row = rows[bet.pk]
         assert bet.payout is not None
         assert f'<td class="field-payout"> <p>{bet.payout}</p> </td>' in row
-        entries = list(LedgerEntry.objects.filter(bet=bet).order_by("pk"))
+        entries = list(LedgerEntry.objects.filter(bet_id=bet.pk).order_by("pk"))
         # A stake for every bet; a payout entry (or a refund for a push) when it returned money.
         assert entries[0].kind == LedgerKind.STAKE and entries[0].amount == -bet.stake
         assert len(entries) == (2 if bet.payout > 0 else 1)
@@ -291,7 +291,7 @@ def test_every_role_with_staff_access_and_the_permission_may_verify(revealed_rou
 def test_the_bet_page_lists_the_same_ledger_entries(as_support, play, player):
     round_ = play(bets=[(player, "TIE", "2.00")])
     bet = Bet.objects.get(round=round_)
-    stake = LedgerEntry.objects.get(bet=bet, kind=LedgerKind.STAKE)
+    stake = LedgerEntry.objects.get(bet_id=bet.pk, kind=LedgerKind.STAKE)
 
     content = as_support.get(admin_url(bet, "change")).content.decode()
 
@@ -307,7 +307,7 @@ def test_the_support_pages_load_the_back_office_styles(as_support, revealed_roun
     ]
     for page in pages:
         assert page.status_code == 200
-        assert "games/admin.css" in page.content.decode()  # the cards as cards need it
+        assert "backoffice/admin.css" in page.content.decode()  # the cards as cards need it
 
 
 # --- Exporting what the recall found --------------------------------------------------------------

@@ -3,12 +3,15 @@
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils.html import escape
 
-from games.admin import round_result
+from audit.models import AuditEvent
+from games.admin.cards import round_result
 from games.choices import BetStatus, RoundStatus
 from games.engine import play_round, third_card_reasons
-from games.models import AuditEvent, Bet, Round, SeedPair
+from games.models import Bet, Round, SeedPair
 from tests.admin.helpers import admin_url, snapshot
 
 pytestmark = pytest.mark.django_db
@@ -42,6 +45,18 @@ def test_the_round_page_shows_hands_scores_outcome_and_the_tableau(as_support, p
     assert 'name="bets-0-stake"' not in content
 
 
+def test_the_round_page_reads_the_ledger_entries_of_all_its_bets_at_once(as_support, play, player,
+                                                                         funded_account):
+    other = funded_account("player-2", "100.00")
+    round_ = play(bets=[(player, "BANKER", "10.00"), (player, "TIE", "1.00"), (other, "PLAYER", "5.00")])
+
+    with CaptureQueriesContext(connection) as queries:
+        assert as_support.get(admin_url(round_, "change")).status_code == 200
+
+    ledger_reads = [query for query in queries.captured_queries if '"settlement_ledgerentry"' in query["sql"]]
+    assert len(ledger_reads) == 1
+
+
 def test_the_tableau_of_stored_cards_is_the_engines(play):
     rounds = [play() for _ in range(25)]
 
@@ -49,6 +64,7 @@ def test_the_tableau_of_stored_cards_is_the_engines(play):
         pair = round_.seed_pair
         dealt = play_round(pair.server_seed, pair.client_seed, round_.nonce, round_.decks)
         assert third_card_reasons(round_result(round_)) == third_card_reasons(dealt)
+        assert round_result(round_).as_dict() == dealt.as_dict()
 
 
 def test_the_server_seed_shows_on_the_round_only_once_revealed(as_operator, operator, play, game):

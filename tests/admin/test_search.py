@@ -1,6 +1,6 @@
 """The searches of the big lists (rounds, bets, ledger, audit trail): what each finds, and what not.
 
-They are built from index-backed exact lookups (games.admin.indexed_search) instead of Django's
+They are built from index-backed exact lookups (backoffice.admin.search.indexed_search) instead of Django's
 OR over joined tables; these tests pin what support staff can find with them.
 """
 
@@ -8,11 +8,13 @@ import re
 
 import pytest
 
+from audit.context import request_context
+from audit.models import AuditEvent
 from games import services as game_services
-from games.audit import request_context
-from games.models import AuditEvent, Bet, GameInstance, Round, SeedPair
-from settlement import services as settlement_services
-from settlement.models import Account, LedgerEntry, SettlementBatch
+from games.models import Bet, GameInstance, Round, SeedPair
+from settlement.models import SettlementBatch
+from wallet import services as wallet_services
+from wallet.models import Account, LedgerEntry
 
 from .helpers import admin_url
 
@@ -97,9 +99,9 @@ def test_the_bet_search_finds_nothing_it_should_not(as_support, two_players):
 
 def test_the_ledger_search_finds_by_account_adjustment_reason_and_ids(as_support, two_players, operator):
     player, other, first, second = two_players
-    refund = settlement_services.account_adjust(external_id="player-2", actor=operator, amount="5.00",
-                                                reason="Goodwill credit, ticket #4711")
-    stake = LedgerEntry.objects.get(bet__round=second, kind="STAKE")
+    refund = wallet_services.account_adjust(external_id="player-2", actor=operator, amount="5.00",
+                                            reason="Goodwill credit, ticket #4711")
+    stake = LedgerEntry.objects.get(bet_id=second.bets.get().pk, kind="STAKE")
 
     assert set(found(as_support, LedgerEntry, "player-2")) == set(LedgerEntry.objects.filter(account=other))
     assert found(as_support, LedgerEntry, "ticket #4711") == [refund]
@@ -123,7 +125,7 @@ def test_the_ledger_search_finds_nothing_it_should_not(as_support, two_players):
 def test_the_audit_search_finds_by_object_actor_request_and_hash(as_support, two_players, operator):
     player, other, first, second = two_players
     with request_context("req-5f3a9c", "10.0.0.7", operator):
-        settlement_services.account_adjust(external_id="player-1", actor=operator, amount="1.00", reason="x")
+        wallet_services.account_adjust(external_id="player-1", actor=operator, amount="1.00", reason="x")
     requested = AuditEvent.objects.get(request_id="req-5f3a9c")
     dealt = AuditEvent.objects.get(action="round.dealt", object_id=str(first.pk))
 

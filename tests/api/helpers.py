@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 
 from audit.models import AuditEvent
-
 from games.models import Bet, GameInstance, Round, SeedPair
 from wallet.models import Account, LedgerEntry
 

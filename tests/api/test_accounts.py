@@ -5,8 +5,8 @@ from decimal import Decimal
 import pytest
 
 from audit.models import AuditEvent
-from wallet.models import Account, LedgerEntry
 from tests.api.helpers import API, assert_names_field
+from wallet.models import Account, LedgerEntry
 
 pytestmark = pytest.mark.django_db
 

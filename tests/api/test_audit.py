@@ -4,8 +4,8 @@ the request id (X-Request-ID) and the source IP land in every event the request 
 import pytest
 from django.core.management import call_command
 
-from audit.selectors import audit_head
 from audit.models import AuditEvent
+from audit.selectors import audit_head
 from tests.api.helpers import API
 
 pytestmark = pytest.mark.django_db
@@ -42,7 +42,8 @@ def test_events_are_listed_newest_first_and_filtered(as_support, as_operator, ga
     as_operator.post(f"{API}/rounds/{open_round.pk}/void/", {"reason": "Misdeal"})
 
     everything = as_support.get(EVENTS).json()["results"]
-    assert [event["id"] for event in everything] == list(AuditEvent.objects.order_by("-id").values_list("pk", flat=True))
+    newest_first = list(AuditEvent.objects.order_by("-id").values_list("pk", flat=True))
+    assert [event["id"] for event in everything] == newest_first
 
     voided = as_support.get(EVENTS, {"action": "round.voided"}).json()["results"]
     assert len(voided) == 1

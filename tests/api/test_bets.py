@@ -8,9 +8,9 @@ import pytest
 from games import services
 from games.choices import GameStatus
 from games.models import Bet
+from tests.api.helpers import API, assert_names_field
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry
-from tests.api.helpers import API, assert_names_field
 
 pytestmark = pytest.mark.django_db
 

@@ -5,8 +5,8 @@ from decimal import Decimal
 
 import pytest
 
-from games.engine import Multipliers, odds_report
 from audit.models import AuditEvent
+from games.engine import Multipliers, odds_report
 from games.models import GameInstance, SeedPair
 from tests.api.helpers import API, assert_names_field
 

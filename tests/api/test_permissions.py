@@ -4,16 +4,15 @@ A role holding the endpoint's permission gets a 2xx, an authenticated user witho
 an anonymous client 401 (with a WWW-Authenticate challenge).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
+from backoffice.roles import ROLE_PERMISSIONS, Role
 from games import services
-from backoffice.roles import Role
-from backoffice.roles import ROLE_PERMISSIONS
 from tests.api.helpers import API, Snapshot
 from tests.conftest import api_client_for
 

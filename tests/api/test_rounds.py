@@ -8,9 +8,9 @@ from games import services
 from games.choices import BetStatus, GameStatus
 from games.engine import verify_round
 from games.models import Bet, Round, SeedPair
+from tests.api.helpers import API, assert_names_field
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry
-from tests.api.helpers import API, assert_names_field
 
 pytestmark = pytest.mark.django_db
 

@@ -8,9 +8,10 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import expect
 
+from audit.models import AuditEvent
 from games import services as game_services
 from games.forms import rtp_preview
-from games.models import AuditEvent, SeedPair
+from games.models import SeedPair
 
 pytestmark = pytest.mark.browser
 

@@ -6,13 +6,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from audit.models import AuditEvent
 from games import services as game_services
 from games.engine import label_symbol
-from games.models import AuditEvent, GameInstance
+from games.models import GameInstance
 
 pytestmark = pytest.mark.browser
 
-# Colours of games/admin.css: red and black cards, the green of a match.
+# Colours of backoffice/admin.css: red and black cards, the green of a match.
 RED, BLACK, GREEN = "rgb(198, 40, 40)", "rgb(17, 17, 17)", "rgb(46, 125, 50)"
 
 

@@ -2,17 +2,18 @@
 
 import json
 from contextlib import contextmanager
+from itertools import pairwise
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, connection, transaction
 
-from games import services
 from audit.chain import GENESIS_HASH
+from audit.models import AuditEvent
 from audit.selectors import audit_chain_check, audit_head
 from audit.services import audit_record
-from audit.models import AuditEvent
+from games import services
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +66,7 @@ def test_intact_chain_is_confirmed_with_its_head(history):
     assert result["events"] == len(history)
     assert result["head_hash"] == history[-1].hash == audit_head()["hash"]
     assert history[0].prev_hash == GENESIS_HASH
-    assert all(later.prev_hash == earlier.hash for earlier, later in zip(history, history[1:]))
+    assert all(later.prev_hash == earlier.hash for earlier, later in pairwise(history))
 
 
 def test_an_altered_event_is_named(history):
@@ -101,9 +102,8 @@ def test_an_inserted_event_is_named(history):
 
 
 def test_updates_are_refused_by_the_database(history):
-    with pytest.raises(IntegrityError):
-        with transaction.atomic():
-            AuditEvent.objects.filter(pk=history[0].pk).update(reason="rewritten")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        AuditEvent.objects.filter(pk=history[0].pk).update(reason="rewritten")
     assert audit_chain_check()[2] is None
 
 

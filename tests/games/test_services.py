@@ -5,11 +5,11 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 
+from audit.models import AuditEvent
 from games import services
 from games.choices import BetStatus, GameStatus, RoundStatus
 from games.engine import play_round, server_seed_hash
 from games.errors import Conflict
-from audit.models import AuditEvent
 from games.models import Bet, GameInstance, Round, SeedPair
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry
@@ -196,7 +196,8 @@ class TestBets:
         account.refresh_from_db()
         assert account.balance == Decimal("89.50")
         entry = LedgerEntry.objects.get(bet_id=bet.pk)
-        assert (entry.kind, entry.amount, entry.balance_after) == (LedgerKind.STAKE, Decimal("-10.50"), Decimal("89.50"))
+        assert (entry.kind, entry.amount, entry.balance_after) == (
+            LedgerKind.STAKE, Decimal("-10.50"), Decimal("89.50"))
 
     def test_replay_returns_the_original_and_debits_once(self, game, integration, funded_account):
         account = funded_account("p1", "100.00")

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from games.engine import verify_round
 
@@ -31,7 +32,8 @@ def test_imports_nothing_but_the_standard_library():
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: f"{v['client_seed']}:{v['nonce']}:{v['decks']}")
 def test_reproduces_every_vector(vector):
     script = load_script()
-    assert script.play(vector["server_seed"], vector["client_seed"], vector["nonce"], vector["decks"]) == vector["expected"]
+    played = script.play(vector["server_seed"], vector["client_seed"], vector["nonce"], vector["decks"])
+    assert played == vector["expected"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -2,7 +2,7 @@
 gives them, rebuilt and checked by ``rebuild_aggregates``."""
 
 import random
-from datetime import date, timedelta
+from datetime import UTC, date
 from decimal import Decimal
 from fractions import Fraction
 
@@ -187,11 +187,11 @@ class TestRebuild:
 
 
 def test_active_accounts_over_any_period_across_months(world, clock, settle):  # noqa: F811
-    from datetime import datetime, timezone as dt_timezone
+    from datetime import datetime
 
     from settlement import reports
 
-    clock.set(datetime(2026, 1, 29, 9, 0, tzinfo=dt_timezone.utc))
+    clock.set(datetime(2026, 1, 29, 9, 0, tzinfo=UTC))
     play(world, clock, settle, 9, days=5, rounds_per_day=8)
     raw = brute_force()[2]  # {(day, game, account)}
     days = sorted({day for day, _game, _account in raw})

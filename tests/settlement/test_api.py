@@ -2,9 +2,9 @@
 
 import pytest
 
+from audit.models import AuditEvent
 from games import services as game_services
 from games.choices import RoundStatus
-from audit.models import AuditEvent
 from games.models import Round
 
 pytestmark = pytest.mark.django_db

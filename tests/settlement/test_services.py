@@ -3,25 +3,26 @@
 from decimal import Decimal
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
 from django.db.models import Sum
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase as HypothesisTestCase
 
+from audit.models import AuditEvent
+from backoffice.roles import Role
 from games import services as game_services
 from games.choices import BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
 from games.errors import Conflict
-from audit.models import AuditEvent
 from games.models import Bet, Round
 from settlement import services
+from settlement.models import SettlementBatch
+from tests.conftest import make_user
 from wallet import services as wallet_services
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
-from settlement.models import SettlementBatch
-from tests.conftest import make_user
-from backoffice.roles import Role
 
 pytestmark = pytest.mark.django_db
 
@@ -126,7 +127,8 @@ class TestLedgerInvariant(HypothesisTestCase):
         for number, operation in enumerate(operations):
             try:
                 if operation[0] == "adjust" and operation[2] != 0:
-                    wallet_services.account_adjust(external_id=operation[1], actor=operator, amount=operation[2], reason="r")
+                    wallet_services.account_adjust(external_id=operation[1], actor=operator, amount=operation[2],
+                                                   reason="r")
                 elif operation[0] == "bet":
                     game_services.bet_place(round_id=round_.pk, account_external_id=operation[1],
                                             bet_type=operation[2], stake=operation[3],

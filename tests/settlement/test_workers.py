@@ -18,6 +18,7 @@ import random
 import signal
 import uuid
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 import redis
@@ -25,8 +26,6 @@ import redis
 from games import services as game_services
 from games.choices import RoundStatus
 from games.models import Bet, Round
-from wallet.choices import LedgerKind
-from wallet.models import LedgerEntry
 from settlement.models import SettlementBatch
 from settlement.tasks import settle_rounds, sweep
 from tests.settlement.workers import (
@@ -41,6 +40,8 @@ from tests.settlement.workers import (
     reset_broker_pools,
     wait_for,
 )
+from wallet.choices import LedgerKind
+from wallet.models import LedgerEntry
 
 # Committed data: the workers are other processes. (The flush after each test re-creates the role
 # groups through post_migrate.)
@@ -173,7 +174,7 @@ def _pool_child_pid(worker) -> int:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = open(f"/proc/{entry}/stat").read()
+                stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
             if int(stat.rsplit(")", 1)[1].split()[1]) == worker.process.pid:
@@ -345,7 +346,8 @@ def test_poison_round_is_isolated_and_settles_once_repaired(broker, workers, gam
     assert all(batch.round_ids == [bad_round] for batch in failed[1:])
     assert all("poisoned bet" in batch.error for batch in failed)
     assert Round.objects.get(pk=bad_round).settlement_failures == 3  # tried until the cap, then left alone
-    assert not LedgerEntry.objects.filter(bet_id__in=Bet.objects.filter(round_id=bad_round).values("pk"), kind=LedgerKind.PAYOUT).exists()
+    bad_bets = Bet.objects.filter(round_id=bad_round).values("pk")
+    assert not LedgerEntry.objects.filter(bet_id__in=bad_bets, kind=LedgerKind.PAYOUT).exists()
 
     sweep.delay()  # a later sweep leaves the capped round to operators
     results = workers.wait_for_results(2)

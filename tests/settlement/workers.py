@@ -11,22 +11,22 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from decimal import Decimal
 from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
-from kombu import pools as kombu_pools
 from django.db import connection
 from django.db.models import Sum
+from kombu import pools as kombu_pools
 
 from games.choices import BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
 from games.models import Bet, Round
+from settlement.models import SettlementBatch
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
-from settlement.models import SettlementBatch
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # Every worker's database session carries this prefix in its application_name, so pg_stat_activity
@@ -136,7 +136,7 @@ class Worker:
             "PYTHONUNBUFFERED": "1",
             **env,
         }
-        self._log = open(self.log_path, "ab")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - the worker writes to it until stop() closes it
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "baccarat_site", "worker", "--loglevel=INFO",
              "-n", f"{self.name}@%h", "--without-mingle", "--without-gossip", "--concurrency=1"],
@@ -158,18 +158,14 @@ class Worker:
 
     def kill(self, sig=signal.SIGKILL) -> None:
         """Signal the worker's whole process group (the main process and its pool child)."""
-        try:
+        with suppress(ProcessLookupError):
             os.killpg(self.process.pid, sig)
-        except ProcessLookupError:
-            pass
 
     def stop(self) -> None:
         if self.process.poll() is None:
             self.kill(signal.SIGTERM)
-            try:
+            with suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
         self.kill(signal.SIGKILL)  # the pool child too, whatever the main process did
         self.process.wait(timeout=10)
         self._log.close()
@@ -268,7 +264,8 @@ def assert_settled_exactly_once(round_ids) -> dict:
     bets = list(Bet.objects.filter(round_id__in=round_ids).select_related("round"))
     assert bets
     payouts = {}
-    for entry in LedgerEntry.objects.filter(kind=LedgerKind.PAYOUT, bet_id__in=Bet.objects.filter(round_id__in=round_ids).values("pk")):
+    for entry in LedgerEntry.objects.filter(kind=LedgerKind.PAYOUT,
+                                              bet_id__in=Bet.objects.filter(round_id__in=round_ids).values("pk")):
         assert entry.bet_id not in payouts, f"bet {entry.bet_id} was paid twice"
         payouts[entry.bet_id] = entry
     for bet in bets:
@@ -288,7 +285,8 @@ def assert_settled_exactly_once(round_ids) -> dict:
     settled_by = {}
     for batch in SettlementBatch.objects.filter(outcome=SettlementBatch.Outcome.OK):
         for round_id in batch.round_ids:
-            assert round_id not in settled_by, f"round {round_id} settled by batches {settled_by[round_id].pk} and {batch.pk}"
+            assert round_id not in settled_by, (
+                f"round {round_id} settled by batches {settled_by[round_id].pk} and {batch.pk}")
             settled_by[round_id] = batch
     assert set(settled_by) == round_ids
     ok = SettlementBatch.objects.filter(outcome=SettlementBatch.Outcome.OK)

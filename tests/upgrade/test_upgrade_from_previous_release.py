@@ -227,7 +227,8 @@ def test_upgrade_from_previous_release_keeps_every_row(previous_release, upgrade
     # The upgrade, by the current checkout.
     new_manage(url, "migrate", "--noinput")
     unapplied = new_manage(url, "migrate", "--check", check=False)
-    assert unapplied.returncode == 0, f"migrate --check: migrations left unapplied\n{unapplied.stdout}{unapplied.stderr}"
+    assert unapplied.returncode == 0, (
+        f"migrate --check: migrations left unapplied\n{unapplied.stdout}{unapplied.stderr}")
     plan = new_manage(url, "showmigrations", "--plan").stdout
     assert "[ ]" not in plan, f"showmigrations --plan shows unapplied migrations:\n{plan}"
 

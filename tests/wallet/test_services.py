@@ -19,7 +19,8 @@ class TestAdjust:
         funded_account("p1", "0")
         services.account_adjust(external_id="p1", actor=operator, amount="25.50", reason="deposit")
         entry = services.account_adjust(external_id="p1", actor=operator, amount="-5.50", reason="withdrawal")
-        assert (entry.kind, entry.amount, entry.balance_after) == (LedgerKind.ADJUSTMENT, Decimal("-5.50"), Decimal("20.00"))
+        assert (entry.kind, entry.amount, entry.balance_after) == (
+            LedgerKind.ADJUSTMENT, Decimal("-5.50"), Decimal("20.00"))
         assert Account.objects.get(external_id="p1").balance == Decimal("20.00")
         event = AuditEvent.objects.filter(action="account.adjusted").order_by("pk").last()
         assert (event.reason, event.before, event.after["balance"]) == ("withdrawal", {"balance": "25.50"}, "20.00")

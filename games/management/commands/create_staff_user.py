@@ -18,8 +18,7 @@ from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
 from audit.context import acting_as
-from backoffice.roles import Role
-from backoffice.roles import STAFF_ROLES
+from backoffice.roles import STAFF_ROLES, Role
 
 ACTOR = "system:create_staff_user"
 

@@ -11,6 +11,7 @@ from decimal import Decimal
 
 from django.core.management.base import BaseCommand
 
+from backoffice.formatting import percent
 from games.engine import (
     DEFAULT_MULTIPLIERS,
     BetType,
@@ -79,10 +80,7 @@ def odds_table(decks: int, multipliers: Multipliers) -> str:
     lines += ["", f"{'Bet':<9}{'Multiplier':>12}{'Return to player':>20}{'House edge':>14}"]
     for bet_type in BetType.ALL:
         multiplier = multipliers.for_bet(bet_type)
-        rtp = float(return_to_player(odds, bet_type, multipliers)) * 100
-        edge = float(house_edge(odds, bet_type, multipliers)) * 100
-        lines.append(
-            f"{bet_type.title():<9}{str(multiplier):>12}"
-            f"{rtp:>18.{PERCENT_PLACES}f} %{edge:>12.{PERCENT_PLACES}f} %"
-        )
+        rtp = percent(return_to_player(odds, bet_type, multipliers), PERCENT_PLACES, " %")
+        edge = percent(house_edge(odds, bet_type, multipliers), PERCENT_PLACES, " %")
+        lines.append(f"{bet_type.title():<9}{str(multiplier):>12}{rtp:>20}{edge:>14}")
     return "\n".join(lines)

@@ -91,7 +91,7 @@ def report(rounds: int, decks: int, played: dict) -> dict:
     p_natural = natural_probability(decks)
     natural_test = chi_square_test([played["naturals"], rounds - played["naturals"]], [p_natural, 1 - p_natural])
     rows = []
-    for outcome, expected in zip(Outcome.ALL, outcome_test.expected):
+    for outcome, expected in zip(Outcome.ALL, outcome_test.expected, strict=True):
         rows.append({"outcome": outcome, "observed": counts[outcome], "frequency": counts[outcome] / rounds,
                      "probability": float(odds.of(outcome)), "expected": expected,
                      "residual": (counts[outcome] - expected) / expected ** 0.5})

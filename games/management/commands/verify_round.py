@@ -77,7 +77,7 @@ class Command(BaseCommand):
             self.verify_stream(sys.stdin.buffer)
             return
         try:
-            stream = open(path, "rb")
+            stream = open(path, "rb")  # noqa: SIM115 - closed by the with below; only open() may fail here
         except OSError as error:
             raise usage_error(f"input: cannot open {path}: {error.strerror}") from None
         with stream:

@@ -4,7 +4,8 @@
 
 Creates the role groups, one demo user per role (named after the role, with the password
 ``<role>-demo-password``, which is why it refuses to run without DEBUG unless ``--force``), four
-game instances (one suspended), twenty funded accounts, and plays rounds with random bets: ``round_open``, ``bet_place``, ``round_deal`` (which
+game instances (one suspended), twenty funded accounts, and plays rounds with random bets:
+``round_open``, ``bet_place``, ``round_deal`` (which
 settles through the settlement task, in-process when no broker is configured), a few seed
 rotations (so many rounds are verifiable) and a few voided rounds. Bet choices come from a fixed
 random seed, so runs are repeatable; server seeds come from the services (``secrets``).
@@ -26,11 +27,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from games.management.commands.create_staff_user import create_staff_user
 from backoffice.roles import Role, sync_role_groups
 from games import services
 from games.choices import BetType, GameStatus, RoundStatus
 from games.errors import Conflict
+from games.management.commands.create_staff_user import create_staff_user
 from games.models import GameInstance, Round
 from settlement.tasks import sweep
 from wallet import services as wallet_services
@@ -154,9 +155,11 @@ class Command(BaseCommand):
             if game is None:
                 fields = {key: Decimal(value) if key.endswith(("_bet", "_multiplier")) else value
                           for key, value in config.items()}
-                game = services.game_create(actor=operator, slug=slug, name=name, client_seed=f"{slug}-client", **fields)
+                game = services.game_create(actor=operator, slug=slug, name=name, client_seed=f"{slug}-client",
+                                            **fields)
                 if slug == SUSPENDED_SLUG:
-                    game = services.game_update(game_id=game.pk, actor=operator, changes={"status": GameStatus.SUSPENDED},
+                    game = services.game_update(game_id=game.pk, actor=operator,
+                                                changes={"status": GameStatus.SUSPENDED},
                                                 reason="Demo: table closed for maintenance")
                 decks = f"{game.decks} deck{'s' if game.decks > 1 else ''}"
                 self.stdout.write(f"Created game {slug} ({decks}, {game.status}).")
@@ -199,10 +202,11 @@ class Command(BaseCommand):
             f"{stats['voided']} voided, {stats['rotations']} seed rotations, {stats['top_ups']} account top-ups"
             f", {stats['swept']} rounds settled by the settlement sweep."
         )
-        self.stdout.write("Demo rounds by status: " + ", ".join(f"{status} {count}" for status, count in counts.items()))
+        by_status = ", ".join(f"{status} {count}" for status, count in counts.items())
+        self.stdout.write(f"Demo rounds by status: {by_status}")
         self.stdout.write("")
-        self.stdout.write(self.style.SUCCESS("Demo data is ready. Start the server (DEBUG=1 python manage.py runserver, "
-                                             "or make run) and sign in at:"))
+        self.stdout.write(self.style.SUCCESS(
+            "Demo data is ready. Start the server (DEBUG=1 python manage.py runserver, or make run) and sign in at:"))
         self.stdout.write(f"  {ADMIN_URL}")
         for username, role in DEMO_USERS:
             user = users[username]

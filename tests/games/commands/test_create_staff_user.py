@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
-from backoffice.roles import Role
 from audit.models import AuditEvent
+from backoffice.roles import Role
 
 pytestmark = pytest.mark.django_db
 

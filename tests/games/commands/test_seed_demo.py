@@ -9,14 +9,14 @@ from django.core.management import CommandError, call_command
 from django.db.models import Sum
 from rest_framework.authtoken.models import Token
 
-from audit.selectors import audit_chain_check
-from games.choices import BetStatus, RoundStatus
-from backoffice.roles import Role
-from games.engine import play_round
 from audit.models import AuditEvent
+from audit.selectors import audit_chain_check
+from backoffice.roles import Role
+from games.choices import BetStatus, RoundStatus
+from games.engine import play_round
 from games.models import Bet, GameInstance, Round, SeedPair
-from wallet.models import Account, LedgerEntry
 from settlement.tasks import sweep
+from wallet.models import Account, LedgerEntry
 
 ROUNDS = 60
 

@@ -137,7 +137,7 @@ def test_input_over_many_lines_and_seed_pairs_matches_verify_round(tmp_path):
     pairs = [("%064x" % (i * 7919), f"client-{i}") for i in range(5)]
     rounds = [(*pairs[(i // 3) % 5], i, i % 8 + 1) for i in range(5000)]  # pairs repeat and interleave
     path = tmp_path / "many.jsonl"
-    path.write_text("\n".join(json.dumps(dict(zip(INPUTS, r))) for r in rounds) + "\n\n", encoding="utf-8")
+    path.write_text("\n".join(json.dumps(dict(zip(INPUTS, r, strict=True))) for r in rounds) + "\n\n", encoding="utf-8")
     lines = command("--input", str(path)).splitlines()
     assert len(lines) == len(rounds)
     for index in (0, 1, 2, 3, 1234, 4096, 4999):

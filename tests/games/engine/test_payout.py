@@ -13,7 +13,6 @@ from games.engine import (
     Outcome,
     bet_return,
     multiplier_problem,
-    payout,
     settlement_kind,
 )
 
@@ -36,31 +35,31 @@ SETTLEMENT_TABLE = [
 @pytest.mark.parametrize(("bet_type", "outcome", "returned", "kind"), SETTLEMENT_TABLE,
                          ids=[f"{b}-bet-{o}-outcome" for b, o, _, _ in SETTLEMENT_TABLE])
 def test_settlement_table_cell(bet_type, outcome, returned, kind):
-    amount = payout(bet_type, HUNDRED, outcome, DEFAULT_MULTIPLIERS)
+    amount = bet_return(bet_type, HUNDRED, outcome, DEFAULT_MULTIPLIERS.for_bet(bet_type))
     assert amount == Decimal(returned)
     assert amount.as_tuple().exponent == -2  # always in cents
     assert settlement_kind(bet_type, outcome) == kind
 
 
 def test_default_multipliers():
-    assert DEFAULT_MULTIPLIERS == Multipliers(Decimal("2.0"), Decimal("1.95"), Decimal("9.0"))
+    assert Multipliers(Decimal("2.0"), Decimal("1.95"), Decimal("9.0")) == DEFAULT_MULTIPLIERS
     assert all(isinstance(m, Decimal) for m in DEFAULT_MULTIPLIERS)
 
 
 def test_rounding_example_banker_10_01_at_1_95_returns_19_51():
     # 10.01 × 1.95 = 19.5195: rounded down to the cent, not to nearest.
-    assert payout(BetType.BANKER, Decimal("10.01"), Outcome.BANKER, DEFAULT_MULTIPLIERS) == Decimal("19.51")
+    assert bet_return(BetType.BANKER, Decimal("10.01"), Outcome.BANKER, DEFAULT_MULTIPLIERS.banker) == Decimal("19.51")
 
 
 @pytest.mark.parametrize("bet_type", [BetType.PLAYER, BetType.BANKER])
 @pytest.mark.parametrize("stake", ["100.00", "0.01", "12.34", "999999.99"])
 def test_tie_pushes_player_and_banker_bets(bet_type, stake):
-    assert payout(bet_type, Decimal(stake), Outcome.TIE, DEFAULT_MULTIPLIERS) == Decimal(stake)
+    assert bet_return(bet_type, Decimal(stake), Outcome.TIE, DEFAULT_MULTIPLIERS.for_bet(bet_type)) == Decimal(stake)
 
 
 def test_tie_bet_on_a_tie_pays_the_tie_multiplier():
     multipliers = Multipliers(Decimal("2.0"), Decimal("1.95"), Decimal("8.5"))
-    assert payout(BetType.TIE, Decimal("10.00"), Outcome.TIE, multipliers) == Decimal("85.00")
+    assert bet_return(BetType.TIE, Decimal("10.00"), Outcome.TIE, multipliers.for_bet(BetType.TIE)) == Decimal("85.00")
 
 
 def test_bet_return_uses_the_multiplier_it_is_given():
@@ -94,7 +93,7 @@ multipliers_ = st.decimals(min_value=Decimal("1"), max_value=Decimal("1000"), pl
 @given(st.sampled_from(BetType.ALL), st.sampled_from(Outcome.ALL), stakes, multipliers_)
 def test_payout_is_never_negative_nor_more_than_stake_times_multiplier(bet_type, outcome, stake, multiplier):
     multipliers = Multipliers(multiplier, multiplier, multiplier)
-    amount = payout(bet_type, stake, outcome, multipliers)
+    amount = bet_return(bet_type, stake, outcome, multipliers.for_bet(bet_type))
     assert Decimal(0) <= amount <= stake * multiplier
     assert amount == amount.quantize(Decimal("0.01"))
     kind = settlement_kind(bet_type, outcome)

@@ -4,6 +4,7 @@ import itertools
 import math
 import random
 from fractions import Fraction
+from itertools import pairwise
 
 import pytest
 
@@ -56,7 +57,7 @@ def test_edges_and_monotonicity():
     assert chi2_sf(math.inf, 3) == 0.0
     assert 0.0 <= chi2_sf(2000, 2) < 1e-300
     values = [chi2_sf(x / 10, 2.5) for x in range(1, 200)]
-    assert all(a > b for a, b in zip(values, values[1:]))
+    assert all(a > b for a, b in pairwise(values))
     with pytest.raises(ValueError):
         chi2_sf(1.0, 0)
     with pytest.raises(ValueError):

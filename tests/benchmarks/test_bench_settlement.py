@@ -10,15 +10,18 @@ import re
 import subprocess
 import sys
 
-import psycopg
 import pytest
 import redis
 from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-BENCH_DATABASE = "baccarat_test_bench"
-BENCH_BROKER_DB = 13  # a Redis database of its own: the worker tests' workers listen on theirs
+from benchmarks.database import drop_database, server_connection
+
+# Of their own, and changeable, so that two test runs on one machine need not share them.
+BENCH_DATABASE = os.environ.get("TEST_BENCH_DATABASE", "baccarat_test_bench")  # must end in "bench"
+# A Redis database of its own: the worker tests' workers listen on theirs.
+BENCH_BROKER_DB = int(os.environ.get("TEST_BENCH_REDIS_DB", "13"))
 
 
 def test_refuses_a_database_it_must_not_wipe(db):
@@ -28,15 +31,9 @@ def test_refuses_a_database_it_must_not_wipe(db):
         call_command("bench_settlement", "--bets", "10")
 
 
-def _maintenance(params: dict):
-    return psycopg.connect(dbname="postgres", host=params["HOST"] or None, port=params["PORT"] or None,
-                           user=params["USER"] or None, password=params["PASSWORD"] or None,
-                           autocommit=True, connect_timeout=10)
-
-
 def _drop(params: dict) -> None:
-    with _maintenance(params) as maintenance:
-        maintenance.execute(f'DROP DATABASE IF EXISTS "{BENCH_DATABASE}" WITH (FORCE)')
+    with server_connection(params, autocommit=True) as maintenance:
+        drop_database(maintenance, BENCH_DATABASE)
 
 
 @pytest.mark.services

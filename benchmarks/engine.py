@@ -1,7 +1,5 @@
 """How fast the game core deals, next to the floor that the PF-1 cut itself sets.
 
-    manage.py bench_engine [--rounds N] [--decks D] [--repeats R] [--json]
-
 The engine figure is whole rounds (Dealer.play, consecutive nonces, a fresh random server seed).
 The floor is the one HMAC-SHA256 block that a round needs (Dealer.block(nonce, 0): a copy of the
 pre-keyed HMAC per round), measured in the same run. The two are measured R times, interleaved,
@@ -12,15 +10,10 @@ deck count 1–8, each with the cache cleared first. Targets (issue 2): the engi
 floor or more, odds under 50 ms.
 """
 
-import json
 import secrets
 from time import process_time
 
-from django.core.management.base import BaseCommand
-
-from games.engine import MAX_DECKS, MIN_DECKS, Dealer, exact_odds, validate_decks
-
-from ._engine_arguments import integer_option, positive
+from games.engine import MAX_DECKS, MIN_DECKS, Dealer, exact_odds
 
 ENGINE_TARGET_RATIO = 0.40
 ODDS_TARGET_MS = 50.0
@@ -77,33 +70,16 @@ def measure(rounds: int, decks: int, repeats: int) -> dict:
     }
 
 
-class Command(BaseCommand):
-    help = "Measure rounds per second of the game core against the HMAC floor, and exact-odds time."
-    requires_system_checks = []
-
-    def add_arguments(self, parser):
-        parser.add_argument("--rounds", default="100000", help="rounds per measurement (default 100000)")
-        parser.add_argument("--decks", default="8", help="decks in the shoe, 1 to 8 (default 8)")
-        parser.add_argument("--repeats", default="7", help="interleaved measurements, best kept (default 7)")
-        parser.add_argument("--json", action="store_true", help="print the figures as one line of JSON")
-
-    def handle(self, *args, **options):
-        rounds = positive("rounds", options["rounds"])
-        repeats = positive("repeats", options["repeats"])
-        decks = integer_option(options["decks"], validate_decks)
-        figures = measure(rounds, decks, repeats)
-        if options["json"]:
-            self.stdout.write(json.dumps(figures))
-            return
-        ratio = figures["engine_to_floor"]
-        odds_ms = figures["odds_max_ms"]
-        self.stdout.write("\n".join([
-            f"{rounds:,} rounds of {decks} deck{'s' if decks > 1 else ''}, best of {repeats} "
-            "(interleaved, CPU time)",
-            f"engine: {figures['engine_rounds_per_second']:>12,.0f} rounds/s   (Dealer.play)",
-            f"floor:  {figures['floor_blocks_per_second']:>12,.0f} blocks/s   (one HMAC-SHA256 block per round)",
-            f"ratio:  {ratio:>12.1%}            (target ≥ {ENGINE_TARGET_RATIO:.0%}: "
-            f"{'met' if ratio >= ENGINE_TARGET_RATIO else 'not met'})",
-            f"odds:   {odds_ms:>12.1f} ms max for 1–8 decks, cache cleared (target < {ODDS_TARGET_MS:.0f} ms: "
-            f"{'met' if odds_ms < ODDS_TARGET_MS else 'not met'})",
-        ]))
+def report_lines(figures: dict) -> list:
+    rounds, decks, repeats = figures["rounds"], figures["decks"], figures["repeats"]
+    ratio = figures["engine_to_floor"]
+    odds_ms = figures["odds_max_ms"]
+    return [
+        f"{rounds:,} rounds of {decks} deck{'s' if decks > 1 else ''}, best of {repeats} (interleaved, CPU time)",
+        f"engine: {figures['engine_rounds_per_second']:>12,.0f} rounds/s   (Dealer.play)",
+        f"floor:  {figures['floor_blocks_per_second']:>12,.0f} blocks/s   (one HMAC-SHA256 block per round)",
+        f"ratio:  {ratio:>12.1%}            (target ≥ {ENGINE_TARGET_RATIO:.0%}: "
+        f"{'met' if ratio >= ENGINE_TARGET_RATIO else 'not met'})",
+        f"odds:   {odds_ms:>12.1f} ms max for 1–8 decks, cache cleared (target < {ODDS_TARGET_MS:.0f} ms: "
+        f"{'met' if odds_ms < ODDS_TARGET_MS else 'not met'})",
+    ]

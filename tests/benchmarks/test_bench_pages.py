@@ -4,7 +4,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from settlement.management.commands.bench_pages import bench_database_name, percentile
+from benchmarks.pages.database import bench_database_name
+from benchmarks.pages.report import percentile
 
 
 def test_refuses_sqlite(db):

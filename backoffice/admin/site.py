@@ -1,0 +1,73 @@
+"""The back-office admin site: Django's admin with its titles, and pages of its own.
+
+A page that belongs to no model (the operations dashboard) is registered by the app that owns it,
+from its admin module: ``admin.site.register_page(SitePage(...))``. The site serves it under
+/admin/<route> (URL name ``admin:<name>``) to staff with its permission, and lists it first on the
+index, under its section, for those who may open it.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.urls import path, reverse
+
+from backoffice.formatting import EMPTY
+
+
+@dataclass(frozen=True)
+class SitePage:
+    route: str  # "dashboard/"
+    name: str  # the URL name, without the "admin:" namespace
+    title: str  # its entry on the index
+    section: str  # the heading of that entry ("Reports")
+    permission: str  # "app_label.codename"
+    view: Callable  # view(request, site) -> response
+
+
+class BackOfficeAdminSite(admin.AdminSite):
+    site_header = "Baccarat back-office"
+    site_title = "Baccarat back-office"
+    index_title = "Operations"
+
+    def __init__(self, name="admin"):
+        super().__init__(name)
+        self._pages: list[SitePage] = []
+
+    def register_page(self, page: SitePage) -> None:
+        self._pages.append(page)
+
+    def each_context(self, request):
+        # Templates write a missing value as the code does.
+        return {**super().each_context(request), "empty_value": EMPTY}
+
+    def _serve_page(self, request, page: SitePage):
+        if not request.user.has_perm(page.permission):
+            raise PermissionDenied
+        request.current_app = self.name
+        return page.view(request, self)
+
+    def get_urls(self):
+        pages = [path(page.route, self.admin_view(partial(self._serve_page, page=page)), name=page.name)
+                 for page in self._pages]
+        return [*pages, *super().get_urls()]
+
+    def get_app_list(self, request, app_label=None):
+        """The apps, and first the sections of the site's own pages the user may open."""
+        app_list = super().get_app_list(request, app_label)
+        if app_label is not None:
+            return app_list
+        sections: dict[str, dict] = {}
+        for page in self._pages:
+            if not request.user.has_perm(page.permission):
+                continue
+            url = reverse(f"admin:{page.name}", current_app=self.name)
+            section = sections.setdefault(page.section, {
+                "name": page.section, "app_label": page.section.lower(), "app_url": url, "has_module_perms": True,
+                "models": [],
+            })
+            section["models"].append({"name": page.title, "object_name": page.name.title(), "admin_url": url,
+                                      "add_url": None, "view_only": True, "perms": {"view": True}})
+        return [*sections.values(), *app_list]

@@ -1,0 +1,82 @@
+"""The data set of the pages benchmark, built quickly and set-based, and what the run keeps of it."""
+
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth.models import Group, User
+from django.db import connection
+from django.utils import timezone
+
+from backoffice.roles import Role
+from settlement import aggregates
+
+from .bets import insert_accounts_and_bets, insert_batches_and_audit, insert_ledger
+from .games import create_games
+from .rounds import insert_rounds
+
+ADMIN_USERNAME = "bench-admin"
+
+
+@dataclass(frozen=True)
+class DataSize:
+    bets: int
+    rounds: int
+    games: int
+    accounts: int
+    days: int  # the data spans this many days, up to now
+
+
+def build(size: DataSize, say) -> None:
+    """Users, games, rounds, bets, ledger, batches and audit events, then the daily aggregates
+    rebuilt from them and the tables vacuumed and analysed; each step's time is said."""
+    timings = {}
+    step = time.perf_counter()
+
+    def lap(name):
+        nonlocal step
+        now = time.perf_counter()
+        timings[name] = now - step
+        say(f"  {name}: {now - step:.1f} s")
+        step = now
+
+    admin_password = secrets.token_urlsafe(16)
+    User.objects.create_superuser(ADMIN_USERNAME, "bench@example.invalid", admin_password)
+    client = User.objects.create_user("bench-game-server", password=secrets.token_urlsafe(16))
+    client.groups.add(Group.objects.get(name=Role.INTEGRATION.group_name))
+    write_state({"admin_password": admin_password})
+    games = create_games(size.games)
+    lap("users and games")
+    now = timezone.now().replace(microsecond=0)
+    start = now - timedelta(days=size.days) + timedelta(minutes=5)
+    insert_rounds(games, size.rounds, start, now)
+    lap(f"{size.rounds:,} rounds dealt by the engine (COPY)")
+    insert_accounts_and_bets(accounts=size.accounts, bets=size.bets, rounds=size.rounds, client_id=client.pk,
+                             start=start)
+    lap(f"{size.accounts:,} accounts and {size.bets:,} bets")
+    insert_ledger()
+    lap("ledger and balances")
+    insert_batches_and_audit(games, start)
+    lap("settlement batches and audit events")
+    counts = aggregates.rebuild()
+    lap("daily aggregates rebuilt (" + ", ".join(f"{k} {v:,}" for k, v in counts.items()) + ")")
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    lap("VACUUM ANALYZE")
+    say(f"built in {sum(timings.values()):.1f} s")
+
+
+def write_state(state: dict) -> None:
+    """Keep values in the bench database itself, for a later run that reuses it (--reuse)."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE IF NOT EXISTS bench_pages_state (key text PRIMARY KEY, value text)")
+        for key, value in state.items():
+            cursor.execute("INSERT INTO bench_pages_state VALUES (%s, %s) ON CONFLICT (key) DO UPDATE "
+                           "SET value = excluded.value", [key, value])
+
+
+def read_state(key: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT value FROM bench_pages_state WHERE key = %s", [key])
+        return cursor.fetchone()[0]

@@ -1,0 +1,98 @@
+"""gunicorn on 127.0.0.1, serving the bench database as in production (DEBUG off), and HTTP to it."""
+
+import http.client
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+from contextlib import contextmanager
+from http.cookies import SimpleCookie
+
+from django.conf import settings
+from django.core.management.base import CommandError
+
+START_TIMEOUT = 60
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def gunicorn(database_url: str, workers: int):
+    """Yield the port of a gunicorn that answers; it stops (its whole process group) on the way out."""
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(40),
+           "ALLOWED_HOSTS": "127.0.0.1,localhost", "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING"}
+    env.pop("CELERY_BROKER_URL", None)
+    executable = os.path.join(os.path.dirname(sys.executable), "gunicorn")
+    server = subprocess.Popen(
+        [executable, "baccarat_site.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+         "--log-level", "warning", "--timeout", "120"],
+        cwd=settings.BASE_DIR, env=env, start_new_session=True,
+    )
+    try:
+        _wait_for(port, server)
+        yield port
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+
+
+def _wait_for(port: int, server: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise CommandError("gunicorn exited before it answered")
+        try:
+            get(port, "/admin/login/", {})
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise CommandError(f"gunicorn did not answer within {START_TIMEOUT} s")
+
+
+def request(port: int, method: str, path: str, headers: dict, body: bytes | None = None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    try:
+        conn.request(method, path, body=body, headers={"Host": "127.0.0.1", **headers})
+        response = conn.getresponse()
+        content = response.read()
+        return response, content
+    finally:
+        conn.close()
+
+
+def get(port: int, path: str, headers: dict) -> tuple:
+    """(milliseconds of the whole request, HTTP status)."""
+    started = time.perf_counter()
+    response, _content = request(port, "GET", path, headers)
+    return (time.perf_counter() - started) * 1000, response.status
+
+
+def log_in(port: int, username: str, password: str) -> str:
+    """Sign in through the admin's login form, as a browser does; the session cookie's value."""
+    response, content = request(port, "GET", "/admin/login/", {})
+    cookie = SimpleCookie(response.getheader("Set-Cookie"))
+    csrf = cookie["csrftoken"].value
+    marker = b'name="csrfmiddlewaretoken" value="'
+    start = content.index(marker) + len(marker)
+    form_token = content[start:content.index(b'"', start)].decode()
+    body = urllib.parse.urlencode({"csrfmiddlewaretoken": form_token, "username": username,
+                                   "password": password, "next": "/admin/"}).encode()
+    response, _ = request(port, "POST", "/admin/login/", {
+        "Cookie": f"csrftoken={csrf}", "Content-Type": "application/x-www-form-urlencoded",
+        "Referer": f"http://127.0.0.1:{port}/admin/login/"}, body)
+    session = SimpleCookie(response.getheader("Set-Cookie") or "").get("sessionid")
+    if response.status != 302 or session is None:
+        raise CommandError(f"could not sign in to the admin (HTTP {response.status})")
+    return session.value

@@ -1,0 +1,119 @@
+"""One run of the settlement benchmark: its database, then (a), (b) and (c) on the same data, the
+worker's memory at every size, and the report."""
+
+import time
+from dataclasses import dataclass
+
+import psycopg
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connection
+
+from benchmarks.database import create_database, database_exists, server_connection
+
+from . import data
+from .check import verify
+from .floor import measure_floor
+from .measurement import Measurement
+from .naive import measure_naive
+from .report import cpu, ok, report, worker_line
+from .worker import measure_worker
+
+EXAMPLE_URL = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/baccarat_bench"
+
+
+@dataclass(frozen=True)
+class Plan:
+    bets: int
+    bets_per_round: int
+    accounts: int
+    workers: int
+    naive_sample: int
+    memory_sizes: list  # bet counts at which the worker's peak memory is measured
+    broker: str
+    batch_rounds: int
+    seed: int
+    repeat: int  # each measurement this many times, on fresh data; the best one counts
+
+
+def run(plan: Plan, *, force: bool, say) -> None:
+    check_database(force)
+    prepare_database(say)
+    shape = data.Shape(plan.bets_per_round, plan.accounts, plan.seed, data.bench_client())
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        version = cursor.fetchone()[0]
+    say(f"bench_settlement: {plan.bets} bets, {plan.bets_per_round} per round, {plan.accounts} accounts; "
+        f"PostgreSQL {version}, database {connection.settings_dict['NAME']}; "
+        f"worker batches of {plan.batch_rounds} rounds")
+
+    first = None
+    floors, naives, runs = [], [], {}
+    # (a), (b) and (c) in turn, repeat times: a busy spell on the machine then hits all three.
+    for _ in range(plan.repeat):
+        fresh = data.build(plan.bets, shape, say)
+        if first is None:
+            first = fresh
+            say(f"data set: {first.bets} bets in {first.rounds} rounds, {first.accounts} accounts, "
+                f"staked {first.staked}, to pay {first.to_pay} on {first.paid_bets} bets")
+        data.same(first, fresh)
+        floor = measure_floor(plan.bets)
+        floor.problems = verify(expect_all=True, data=first)
+        floors.append(floor)
+        say(f"(a) floor: {plan.bets} bets in {floor.seconds:.3f} s{cpu(floor)}; check: {ok(floor.problems)}")
+
+        data.same(first, data.build(plan.bets, shape, say))
+        naive = measure_naive(plan.naive_sample, plan.bets_per_round)
+        naive.problems = verify(expect_all=False, data=first)
+        naives.append(naive)
+        say(f"(b) naive: {naive.bets} bets in {naive.seconds:.3f} s{cpu(naive)}; check: {ok(naive.problems)}")
+
+        data.same(first, data.build(plan.bets, shape, say))
+        runs.setdefault(plan.bets, []).append(_worker_checked(plan, plan.bets, first, say))
+    for size in plan.memory_sizes:
+        if size != plan.bets:
+            runs.setdefault(size, []).append(_worker_checked(plan, size, data.build(size, shape, say), say))
+
+    report(first, floors, naives, runs, plan.memory_sizes, say)
+    say(f"(total run time {time.perf_counter() - started:.0f} s)")
+    if any(run.problems for size_runs in runs.values() for run in size_runs):
+        raise CommandError("exactly once: FAILED (see above)")
+
+
+def _worker_checked(plan: Plan, size: int, dataset: data.DataSet, say) -> Measurement:
+    measurement = measure_worker(size, broker=plan.broker, workers=plan.workers, batch_rounds=plan.batch_rounds)
+    measurement.problems += verify(expect_all=True, data=dataset)
+    say(worker_line(measurement))
+    return measurement
+
+
+def check_database(force: bool) -> None:
+    """PostgreSQL only, and a database meant to be wiped: its name ends in "bench" (or --force)."""
+    if connection.vendor != "postgresql":
+        raise CommandError(
+            f"bench_settlement runs on PostgreSQL only; this database is {connection.vendor}. "
+            f"Run it with {EXAMPLE_URL} (the command creates and migrates that database if needed)."
+        )
+    name = connection.settings_dict["NAME"] or ""
+    if not name.endswith("bench") and not force:
+        raise CommandError(
+            f"bench_settlement wipes the database it runs on, and {name!r} does not end in 'bench'. "
+            f"Use a database of its own, e.g. {EXAMPLE_URL} "
+            "(created and migrated on the first run), or pass --force to wipe this one."
+        )
+
+
+def prepare_database(say) -> None:
+    """Create the database when it does not exist, then bring its schema up to date."""
+    name = connection.settings_dict["NAME"]
+    try:
+        maintenance = server_connection(connection.settings_dict, autocommit=True)
+    except psycopg.Error as error:
+        say(f"(cannot reach the maintenance database to check that {name} exists: {error})")
+    else:
+        with maintenance:
+            if not database_exists(maintenance, name):
+                say(f"creating database {name}")
+                create_database(maintenance, name)
+    call_command("migrate", interactive=False, verbosity=0)

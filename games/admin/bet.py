@@ -1,0 +1,114 @@
+"""Bets in the admin (read-only), each with its ledger entries: on its own page and inline on its round's."""
+
+from functools import cached_property
+
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+from django.forms.models import BaseInlineFormSet
+from django.utils.html import format_html_join
+
+from backoffice.admin.base import ReadOnlyAdmin
+from backoffice.admin.html import admin_url, link
+from backoffice.admin.search import matching_ids
+from backoffice.formatting import EMPTY
+from games import selectors
+from games.exports import BETS_EXPORT
+from games.models import Bet
+from wallet.models import Account
+
+
+def ledger_entries_html(entries):
+    """A bet's ledger entries: kind, signed amount and the balance after, each linked."""
+    if not entries:
+        return EMPTY
+    return format_html_join(
+        "<br>", '<a href="{}">{}</a> {} → balance {}',
+        ((admin_url(entry), entry.get_kind_display(), entry.amount, entry.balance_after) for entry in entries),
+    )
+
+
+class BetsWithLedgerFormSet(BaseInlineFormSet):
+    """The bets of a round, each given its ledger entries (``bet.ledger_entries_shown``) by one query
+    for all of them. The formset's forms take their bets from this one evaluated queryset."""
+
+    @cached_property
+    def _bets_with_ledger(self):
+        bets = super().get_queryset()
+        entries = selectors.ledger_entries_of_bets(bet.pk for bet in bets)
+        for bet in bets:
+            bet.ledger_entries_shown = entries.get(bet.pk, [])
+        return bets
+
+    def get_queryset(self):
+        return self._bets_with_ledger
+
+
+class BetInline(admin.TabularInline):
+    model = Bet
+    formset = BetsWithLedgerFormSet
+    fields = ("bet_link", "account", "bet_type", "stake", "multiplier", "status", "payout", "ledger", "placed_at")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("account")
+
+    @admin.display(description="bet")
+    def bet_link(self, obj):
+        return link(obj, f"#{obj.pk}")
+
+    @admin.display(description="ledger entries")
+    def ledger(self, obj):
+        return ledger_entries_html(obj.ledger_entries_shown)
+
+
+@admin.register(Bet)
+class BetAdmin(ReadOnlyAdmin):
+    list_display = ("id", "round_link", "game", "account", "bet_type", "stake", "multiplier", "status", "payout",
+                    "placed_at")
+    list_filter = ("status", "bet_type", "round__game", "placed_at")
+    list_select_related = ("round__game", "account")
+    search_fields = ("=account__external_id", "=idempotency_key", "=client__username")
+    search_help_text = ("Account external id, idempotency key or client user name (each exact); a number matches "
+                        "the bet id or the round id.")
+    numeric_search_fields = ("round_id",)
+    csv_export = BETS_EXPORT
+    change_list_template = "admin/backoffice/change_list.html"
+    fields = ("id", "round_link", "game", "account", "client", "bet_type", "stake", "multiplier",
+              "idempotency_key", "status", "payout", "placed_at", "settled_at", "ledger")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("round__game", "account", "client")
+
+    def search_arms(self, request, term):
+        return [
+            Q(account_id__in=matching_ids(Account.objects.filter(external_id=term))),
+            Q(client_id__in=matching_ids(get_user_model().objects.filter(username=term))),
+            Q(idempotency_key=term),  # on bet_idempotency_key_idx
+        ]
+
+    @admin.display(description="round", ordering="round_id")
+    def round_link(self, obj):
+        return link(obj.round, f"#{obj.round_id}")
+
+    @admin.display(description="game")
+    def game(self, obj):
+        return obj.round.game.slug
+
+    @admin.display(description="ledger entries")
+    def ledger(self, obj):
+        return ledger_entries_html(selectors.ledger_entries_of_bets([obj.pk]).get(obj.pk, []))

@@ -1,0 +1,53 @@
+"""The wallet's account and ledger pages, with the bets behind the ledger entries.
+
+The wallet knows a bet only by its id; the games app knows the bets. As Django projects extend the
+admins of contrib apps, this module registers subclasses of the wallet's admins in their place:
+each entry's bet linked to its page, the account's bets (on its page and its history), and the
+ledger export, whose rows name each bet's round.
+"""
+
+from django.contrib import admin
+from django.utils.html import format_html
+
+from backoffice.admin.html import changelist_url, object_url, page_links
+from games import selectors
+from games.exports import LEDGER_EXPORT
+from games.models import Bet
+from wallet.admin import AccountAdmin, LedgerEntryAdmin
+from wallet.models import Account, LedgerEntry
+
+
+class LinksBetPages:
+    """Each ledger entry's bet linked to its page."""
+
+    def bet_html(self, bet_id, text):
+        return format_html('<a href="{}">{}</a>', object_url(Bet, bet_id), text)
+
+
+class AccountWithBetsAdmin(LinksBetPages, AccountAdmin):
+    account_history_template = "admin/wallet/account/history_with_bets.html"
+
+    def account_links(self, obj) -> list:
+        return [*super().account_links(obj), (changelist_url(Bet, account__id__exact=obj.pk), "Bets")]
+
+    def has_account_history_permission(self, request, obj=None):
+        return super().has_account_history_permission(request, obj) and request.user.has_perm("games.view_bet")
+
+    def account_history_context(self, request, account, history) -> dict:
+        """The account's bets, and on each ledger row of the page its bet (``entry.bet``)."""
+        entries = [row.entry for row in history.page.object_list]
+        bets = selectors.bets_by_id(entry.bet_id for entry in entries if entry.bet_id)
+        for entry in entries:
+            entry.bet = bets.get(entry.bet_id)
+        account_bets = selectors.account_bets(account=account, page=request.GET.get("bets_page", 1))
+        return {"bets": account_bets, "bet_pages": page_links(request, account_bets, "bets_page")}
+
+
+class LedgerEntryWithBetsAdmin(LinksBetPages, LedgerEntryAdmin):
+    csv_export = LEDGER_EXPORT
+
+
+admin.site.unregister(Account)
+admin.site.register(Account, AccountWithBetsAdmin)
+admin.site.unregister(LedgerEntry)
+admin.site.register(LedgerEntry, LedgerEntryWithBetsAdmin)

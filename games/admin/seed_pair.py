@@ -1,0 +1,54 @@
+"""Seed pairs in the admin (read-only): the server seed shows only once the pair is revealed."""
+
+from django.contrib import admin
+from django.utils.html import format_html
+
+from backoffice.admin.base import ReadOnlyAdmin
+from backoffice.admin.html import changelist_url
+from games.models import Round, SeedPair
+
+
+class RevealedFilter(admin.SimpleListFilter):
+    title = "revealed"
+    parameter_name = "revealed"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "Revealed"), ("no", "Active (secret)"))
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(revealed_at__isnull=False)
+        if self.value() == "no":
+            return queryset.filter(revealed_at__isnull=True)
+        return queryset
+
+
+@admin.register(SeedPair)
+class SeedPairAdmin(ReadOnlyAdmin):
+    list_display = ("id", "game", "server_seed_hash", "client_seed", "next_nonce", "revealed", "created_at",
+                    "revealed_at")
+    list_filter = (RevealedFilter, "game", "created_at", "revealed_at")
+    list_select_related = ("game",)
+    search_fields = ("=server_seed_hash", "client_seed", "game__slug")
+    search_help_text = ("Server seed hash (exact), client seed or game slug (or part of either); a number matches "
+                        "the id.")
+    fields = ("id", "game", "server_seed_hash", "client_seed", "next_nonce", "created_at", "revealed_at",
+              "server_seed_shown", "rounds_link")
+    readonly_fields = fields
+
+    @admin.display(boolean=True, description="revealed", ordering="revealed_at")
+    def revealed(self, obj):
+        return obj.is_revealed
+
+    @admin.display(description="server seed")
+    def server_seed_shown(self, obj):
+        seed = obj.revealed_server_seed
+        if seed is None:
+            return "Secret until the pair is revealed (rotate the game's seed)."
+        return format_html("<code>{}</code>", seed)
+
+    @admin.display(description="rounds")
+    def rounds_link(self, obj):
+        return format_html('<a href="{}">Rounds played with this pair</a>',
+                           changelist_url(Round, seed_pair__id__exact=obj.pk))
+
