@@ -27,6 +27,7 @@ from games.engine import (
 )
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 from games.models import GameInstance
+from games.validators import validate_client_seed_field
 
 MULTIPLIER_FIELDS = {
     BetType.PLAYER: "player_multiplier",
@@ -188,10 +189,8 @@ def optional_client_seed(value: str):
     """An empty field means "keep/choose the default" (None); anything else must be a valid client seed."""
     if value == "":
         return None
-    try:
-        return validate_client_seed(value)
-    except Pf1InputError as error:
-        raise ValidationError(f"The client seed {error.message}.") from None
+    validate_client_seed_field(value)
+    return value
 
 
 # --- Intermediate action forms --------------------------------------------------------------------

@@ -16,10 +16,11 @@ from audit.services import audit_record
 from audit.validators import required_reason
 from games import locks
 from games.choices import BetStatus, BetType, GameStatus, RoundStatus
-from games.engine import Dealer, Pf1InputError, server_seed_hash, validate_client_seed
+from games.engine import Dealer, server_seed_hash
 from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, SeedPair
 from games.signals import round_dealt
+from games.validators import validate_client_seed_field
 from wallet.choices import LedgerKind
 from wallet.models import Account
 from wallet.services import ledger_post
@@ -30,9 +31,10 @@ ROUND_OPEN_ATTEMPTS = 3
 
 def _checked_client_seed(client_seed) -> str:
     try:
-        return validate_client_seed(client_seed)
-    except Pf1InputError as error:
-        raise ValidationError({"client_seed": error.message}) from None
+        validate_client_seed_field(client_seed)
+    except ValidationError as error:
+        raise ValidationError({"client_seed": error.messages}) from None
+    return client_seed
 
 
 # --- Game instances -----------------------------------------------------------------------------

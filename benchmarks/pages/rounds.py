@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from django.db import connection
 
+from games.choices import RoundStatus
 from games.engine import Dealer, server_seed_hash
 
 from .games import configuration_at, set_final_configuration
@@ -47,16 +48,16 @@ def insert_rounds(games: list, rounds: int, start: datetime, now: datetime) -> N
         config_rows.append((round_id, config["player_multiplier"], config["banker_multiplier"],
                             config["tie_multiplier"]))
         if index >= open_from:
-            round_rows.append((round_id, game_id, pair[0], nonce, config["decks"], "OPEN", "[]", "[]", "[]",
+            round_rows.append((round_id, game_id, pair[0], nonce, config["decks"], RoundStatus.OPEN, "[]", "[]", "[]",
                                None, None, None, None, opened, None, None, None, "", 0))
             continue
         result = dealers[key].play(nonce, config["decks"]).as_dict()
         dealt = opened + timedelta(seconds=15)
-        status, settled, voided, reason = "SETTLED", None, None, ""
+        status, settled, voided, reason = RoundStatus.SETTLED, None, None, ""
         if index >= dealt_from:
-            status = "DEALT"
+            status = RoundStatus.DEALT
         elif index % VOID_EVERY == 7:
-            status, voided, reason = "VOID", dealt + timedelta(seconds=5), "misdeal (bench)"
+            status, voided, reason = RoundStatus.VOID, dealt + timedelta(seconds=5), "misdeal (bench)"
         else:
             lag_ms = 150 + int(secrets.randbelow(1000) ** 1.15)
             settled = dealt + timedelta(milliseconds=lag_ms)

@@ -10,6 +10,7 @@ from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, r
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from games.choices import RoundStatus
 from games.models import Bet, GameInstance, Round
 from wallet.models import Account, LedgerEntry
 
@@ -52,7 +53,7 @@ def pages(days: int) -> list:
         (f"{admin_label(LedgerEntry)} ?q=account", f"{changelist(LedgerEntry)}?q={account.external_id}", "session"),
         (f"{admin_label(Account)} ?q=account", f"{changelist(Account)}?q={account.external_id}", "session"),
     ]
-    settled = list(Round.objects.filter(status="SETTLED", seed_pair__revealed_at__isnull=False)
+    settled = list(Round.objects.filter(status=RoundStatus.SETTLED, seed_pair__revealed_at__isnull=False)
                    .order_by("-pk").values_list("pk", flat=True)[:1])
     if settled:
         found.append(("admin round page (settled, verified)", reverse("admin:games_round_change", args=settled),
