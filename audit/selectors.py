@@ -26,10 +26,12 @@ def audit_event_list(*, filters: dict | None = None) -> QuerySet[AuditEvent]:
 
 
 def audit_chain_check(chunk_size: int = 2000):
-    """Walk the chain in order; return (events checked, head hash, first problem or None)."""
+    """Walk the hash chain of the events written before the Merkle log, in order; return (events
+    checked, head hash, first problem or None)."""
     expected_prev = GENESIS_HASH
     checked = 0
-    rows = AuditEvent.objects.order_by("id").values("id", "prev_hash", "hash", *HASHED_FIELDS)
+    rows = AuditEvent.objects.filter(hash__isnull=False).order_by("id").values("id", "prev_hash", "hash",
+                                                                                 *HASHED_FIELDS)
     for row in rows.iterator(chunk_size=chunk_size):
         if row["prev_hash"] != expected_prev:
             return checked, expected_prev, (
