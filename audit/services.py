@@ -8,12 +8,13 @@ production a Celery beat task runs it every second.
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit import heads, merkle
 from audit.context import request_meta
-from audit.models import AuditEvent
-from audit.sequencer import sequence_pending
+from audit.models import AuditEvent, AuditHead, AuditSequencerState
+from audit.sequencer import sequence_pending, stored_perfect
 
 
 def actor_fields(actor) -> dict:
@@ -42,3 +43,21 @@ def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_
 def audit_sequence() -> int:
     """Give every committed event its leaf in the Merkle log; how many were sequenced."""
     return sequence_pending()
+
+
+def audit_head_sign() -> AuditHead:
+    """Sequence what is pending, then sign a head of the whole log unless one already covers it;
+    either way the head is in the sink outside the database when this returns."""
+    audit_sequence()
+    size = AuditSequencerState.objects.values_list("tree_size", flat=True).first() or 0
+    head = AuditHead.objects.filter(tree_size=size).first()
+    if head is None:
+        timestamp = int(timezone.now().timestamp() * 1000)
+        signed = heads.sign(size, merkle.root(size, stored_perfect).hex(), timestamp)
+        try:
+            with transaction.atomic():
+                head = AuditHead.objects.create(**signed)
+        except IntegrityError:  # another run signed this size first
+            head = AuditHead.objects.get(tree_size=size)
+    heads.publish(head.as_json())
+    return head

@@ -37,9 +37,10 @@ def sequence_existing_events(apps, schema_editor):
         if batch and (row is None or len(batch) == CHUNK):
             hashes = [leaf_hash(leaf_entry(r)) for r in batch]
             AuditLeaf.objects.bulk_create(AuditLeaf(index=size + i, event_id=r["id"], hash=h.hex())
-                                          for i, (r, h) in enumerate(zip(batch, hashes)))
+                                          for i, (r, h) in enumerate(zip(batch, hashes, strict=True)))
             made = new_perfect_nodes(size, hashes, stored)
-            AuditNode.objects.bulk_create(AuditNode(level=l, index=i, hash=h.hex()) for (l, i), h in made.items())
+            AuditNode.objects.bulk_create(AuditNode(level=level, index=index, hash=h.hex())
+                                          for (level, index), h in made.items())
             size += len(batch)
             batch = []
     apps.get_model("audit", "AuditSequencerState").objects.create(pk=1, tree_size=size, horizon=0)
