@@ -32,9 +32,10 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_filter = (("action", IndexedValuesFieldListFilter), ("object_type", IndexedValuesFieldListFilter),
                    "created_at")
     # What search_arms matches, in Django's notation (each column has an index, audit.models).
-    search_fields = ("=object_id", "^actor", "=request_id", "=hash")
+    search_fields = ("=object_id", "^actor", "=request_id", "=hash", "=leaf__hash")
     search_help_text = ("Object id (exact), actor (its beginning: “olivia” finds olivia-operator, “system:” the "
-                        "workers), request id or event hash (exact); a number also matches the event id.")
+                        "workers), request id, leaf hash or (older events) chain hash (exact); a number also "
+                        "matches the event id.")
     csv_export = AUDIT_EXPORT
     change_list_template = "admin/audit/auditevent/change_list.html"
     fields = ("id", "created_at", "actor", "actor_user", action, "object_type", "object_id", "reason",
@@ -55,7 +56,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
         return "none yet" if obj.covered_by_head is None else f"tree size {obj.covered_by_head}"
 
     def search_arms(self, request, term):
-        return [Q(object_id=term), Q(actor__startswith=term), Q(request_id=term), Q(hash=term)]
+        return [Q(object_id=term), Q(actor__startswith=term), Q(request_id=term), Q(hash=term), Q(leaf__hash=term)]
 
     @admin.display(description="reason")
     def short_reason(self, obj):

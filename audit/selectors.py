@@ -1,5 +1,6 @@
 """Reads of the audit trail: its signed head, its events, proofs, and the chain of older events."""
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from audit import heads, merkle
@@ -27,6 +28,17 @@ def audit_log_status() -> dict:
             "key_id": heads.key_id(heads.public_key_bytes()),
             "tree_size": AuditSequencerState.objects.values_list("tree_size", flat=True).first() or 0,
             "pending": AuditEvent.objects.filter(leaf__isnull=True).count()}
+
+
+def audit_public_head() -> dict:
+    """For the public page: the latest signed head and the public key that checks it (None where no
+    signing key is configured yet, so the page still loads)."""
+    head = audit_latest_head()
+    try:
+        public_key = heads.public_key_b64()
+    except ImproperlyConfigured:
+        public_key = None
+    return {"head": head.as_json() if head else None, "public_key": public_key}
 
 
 def _tree_size(tree_size: int | None, field: str) -> int:

@@ -136,3 +136,9 @@ def test_proof_requests_outside_the_log_name_the_field(signed_log, as_support):
 
 def test_proofs_need_the_audit_view_permission(signed_log, api_as, nobody):
     assert api_as(nobody).get(CONSISTENCY, {"first": 1}).status_code == 403
+
+
+def test_the_public_page_shows_the_public_key_and_the_latest_head(signed_log, client):
+    _events, _early, late = signed_log
+    page = client.get("/").content.decode()
+    assert heads.public_key_b64() in page and late.root_hash in page
