@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 # Migrations run as the tables' owner; the application as a role that owns nothing (db_roles).
-PROD_MIGRATION_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat_prod
+MIGRATION_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat_prod
 PROD_APP_ROLE ?= baccarat_app
 PROD_APP_PASSWORD ?= change-me-app-password
 PROD_DATABASE_URL ?= postgres://$(PROD_APP_ROLE):$(PROD_APP_PASSWORD)@127.0.0.1:5432/baccarat_prod
@@ -61,8 +61,8 @@ prod-setup: install
 	test -f audit-signing-key.pem || DEBUG=1 AUDIT_SIGNING_KEY_FILE=$(CURDIR)/audit-signing-key.pem $(PY) -c \
 	    "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'baccarat_site.settings'); django.setup(); \
 	    from audit.heads import public_key_b64; print('audit public key', public_key_b64())"
-	$(PROD_ENV) DATABASE_URL=$(PROD_MIGRATION_DATABASE_URL) $(PY) manage.py migrate --noinput
-	$(PROD_ENV) DATABASE_URL=$(PROD_MIGRATION_DATABASE_URL) $(PY) manage.py db_roles $(PROD_APP_ROLE) --password $(PROD_APP_PASSWORD)
+	$(PROD_ENV) DATABASE_URL=$(MIGRATION_DATABASE_URL) $(PY) manage.py migrate --noinput
+	$(PROD_ENV) DATABASE_URL=$(MIGRATION_DATABASE_URL) $(PY) manage.py db_roles $(PROD_APP_ROLE) --password $(PROD_APP_PASSWORD)
 	$(PROD_ENV) $(PY) manage.py collectstatic --noinput -v0
 
 prod-web:
