@@ -7,10 +7,15 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-PROD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat_prod
+# Migrations run as the tables' owner; the application as a role that owns nothing (db_roles).
+MIGRATION_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat_prod
+PROD_APP_ROLE ?= baccarat_app
+PROD_APP_PASSWORD ?= change-me-app-password
+PROD_DATABASE_URL ?= postgres://$(PROD_APP_ROLE):$(PROD_APP_PASSWORD)@127.0.0.1:5432/baccarat_prod
 PROD_BROKER_URL ?= redis://127.0.0.1:6379/0
 WORKERS ?= 2
 PROD_ENV = DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) \
+	AUDIT_SIGNING_KEY_FILE=$${AUDIT_SIGNING_KEY_FILE:-$(CURDIR)/audit-signing-key.pem} \
 	SECRET_KEY=$${SECRET_KEY:-change-me-$$(hostname)} ALLOWED_HOSTS=$${ALLOWED_HOSTS:-localhost,127.0.0.1}
 
 .PHONY: install install-test run test migrate clean prod prod-setup prod-web prod-worker prod-beat
@@ -53,7 +58,11 @@ clean:
 prod-setup: install
 	psql -h 127.0.0.1 -U postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'baccarat_prod'" | grep -q 1 \
 	    || createdb -h 127.0.0.1 -U postgres baccarat_prod
-	$(PROD_ENV) $(PY) manage.py migrate --noinput
+	test -f audit-signing-key.pem || DEBUG=1 AUDIT_SIGNING_KEY_FILE=$(CURDIR)/audit-signing-key.pem $(PY) -c \
+	    "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'baccarat_site.settings'); django.setup(); \
+	    from audit.heads import public_key_b64; print('audit public key', public_key_b64())"
+	$(PROD_ENV) DATABASE_URL=$(MIGRATION_DATABASE_URL) $(PY) manage.py migrate --noinput
+	$(PROD_ENV) DATABASE_URL=$(MIGRATION_DATABASE_URL) $(PY) manage.py db_roles $(PROD_APP_ROLE) --password $(PROD_APP_PASSWORD)
 	$(PROD_ENV) $(PY) manage.py collectstatic --noinput -v0
 
 prod-web:

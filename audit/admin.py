@@ -1,15 +1,15 @@
-"""The audit trail in the admin: read-only, searchable by index, under the head of its hash chain."""
+"""The audit trail in the admin: read-only, searchable by index, under the latest signed tree head."""
 
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
 from django.http import JsonResponse
 from django.urls import path
-from django.utils import timezone
 
 from audit import selectors
 from audit.exports import AUDIT_EXPORT
 from audit.models import AuditEvent
+from audit.services import audit_head_sign
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.filters import IndexedValuesFieldListFilter
 from backoffice.admin.html import json_html
@@ -27,22 +27,36 @@ def action(event):
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(ReadOnlyAdmin):
-    list_display = ("id", "created_at", "actor", action, "object_type", "object_id", "short_reason")
+    list_display = ("id", "created_at", "actor", action, "object_type", "object_id", "short_reason", "leaf_position")
     # Both lead an index: their values are read by walking it, not by reading a million events.
     list_filter = (("action", IndexedValuesFieldListFilter), ("object_type", IndexedValuesFieldListFilter),
                    "created_at")
     # What search_arms matches, in Django's notation (each column has an index, audit.models).
-    search_fields = ("=object_id", "^actor", "=request_id", "=hash")
+    search_fields = ("=object_id", "^actor", "=request_id", "=hash", "=leaf__hash")
     search_help_text = ("Object id (exact), actor (its beginning: “olivia” finds olivia-operator, “system:” the "
-                        "workers), request id or event hash (exact); a number also matches the event id.")
+                        "workers), request id, leaf hash or (older events) chain hash (exact); a number also "
+                        "matches the event id.")
     csv_export = AUDIT_EXPORT
     change_list_template = "admin/audit/auditevent/change_list.html"
     fields = ("id", "created_at", "actor", "actor_user", action, "object_type", "object_id", "reason",
-              "before_shown", "after_shown", "request_id", "source_ip", "prev_hash", "hash")
+              "before_shown", "after_shown", "request_id", "source_ip", "leaf_position", "first_signed_head",
+              "prev_hash", "hash")
     readonly_fields = fields
 
+    def get_queryset(self, request):
+        return selectors.with_log_position(super().get_queryset(request))
+
+    @admin.display(description="leaf")
+    def leaf_position(self, obj):
+        """Its index in the Merkle log, or "pending" until the sequencer reaches it (within a second)."""
+        return "pending" if obj.leaf_index is None else obj.leaf_index
+
+    @admin.display(description="first signed head")
+    def first_signed_head(self, obj):
+        return "none yet" if obj.covered_by_head is None else f"tree size {obj.covered_by_head}"
+
     def search_arms(self, request, term):
-        return [Q(object_id=term), Q(actor__startswith=term), Q(request_id=term), Q(hash=term)]
+        return [Q(object_id=term), Q(actor__startswith=term), Q(request_id=term), Q(hash=term), Q(leaf__hash=term)]
 
     @admin.display(description="reason")
     def short_reason(self, obj):
@@ -58,21 +72,17 @@ class AuditEventAdmin(ReadOnlyAdmin):
     def after_shown(self, obj):
         return json_html(obj.after)
 
-    # The head of the chain, to publish outside the database.
+    # The latest signed tree head, to publish outside the database.
 
     def head_view(self, request):
-        """The newest event's id and hash as JSON: publish it (or keep it elsewhere) to pin the chain;
-        ``manage.py audit_verify`` later confirms the chain still ends in it."""
+        """The head of the current log as ``audit_head`` prints it (signed now if none covers the log
+        yet); ``audit_verify --against`` reads it."""
         if not self.has_view_permission(request):
             raise PermissionDenied
-        head = selectors.audit_head()
-        # The keys of ``audit_verify --json``, so a published head compares with a later check at a glance.
-        body = {"head_id": head["id"], "head_hash": head["hash"],
-                "head_created_at": head["created_at"].isoformat() if head["created_at"] else None,
-                "taken_at": timezone.now().isoformat()}
-        response = JsonResponse(body, json_dumps_params={"indent": 2})
+        head = audit_head_sign()
+        response = JsonResponse(head.as_json())
         if "download" in request.GET:
-            response["Content-Disposition"] = f'attachment; filename="audit-head-{head["id"] or 0}.json"'
+            response["Content-Disposition"] = f'attachment; filename="audit-head-{head.tree_size}.json"'
         return response
 
     def changelist_tools(self, request) -> list:
@@ -81,7 +91,7 @@ class AuditEventAdmin(ReadOnlyAdmin):
                 (f"{head_url}?download=1", "Download head (JSON)", "pf-audit-head")]
 
     def changelist_view(self, request, extra_context=None):
-        extra_context = {"audit_head": selectors.audit_head(),
+        extra_context = {"audit_log": selectors.audit_log_status(),
                          "audit_head_url": self.own_url("head"), **(extra_context or {})}
         return super().changelist_view(request, extra_context)
 

@@ -2,7 +2,8 @@
 
 On PostgreSQL both are refused. The embedded SQLite (development) refuses updates only: Django's
 flush empties tables there with DELETE, while on PostgreSQL it uses TRUNCATE, which row triggers
-do not see. Migrations call ``append_only(table)`` to get their operation.
+do not see. Migrations call ``append_only(table)`` to get their operation; installing it again is
+harmless (SQLite loses a table's triggers when a migration rebuilds the table).
 """
 
 from django.db import migrations
@@ -22,12 +23,13 @@ def _statements(table: str, vendor: str) -> tuple[list, list]:
     if vendor == "postgresql":
         return (
             [_POSTGRES_FUNCTION,
+             f"DROP TRIGGER IF EXISTS {trigger} ON {table};",
              f"CREATE TRIGGER {trigger} BEFORE UPDATE OR DELETE ON {table} "
              f"FOR EACH ROW EXECUTE FUNCTION refuse_change_of_append_only_row();"],
             [f"DROP TRIGGER IF EXISTS {trigger} ON {table};"],
         )
     return (
-        [f"CREATE TRIGGER {trigger} BEFORE UPDATE ON {table} "
+        [f"CREATE TRIGGER IF NOT EXISTS {trigger} BEFORE UPDATE ON {table} "
          f"BEGIN SELECT RAISE(ABORT, 'the table {table} is append-only: UPDATE refused'); END;"],
         [f"DROP TRIGGER IF EXISTS {trigger};"],
     )

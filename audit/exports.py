@@ -1,5 +1,5 @@
-"""The audit trail as CSV: each event with its ``prev_hash`` and ``hash``, so that anyone can
-recompute the chain from the file alone."""
+"""The audit trail as CSV: each event with its leaf index in the Merkle log, the first signed head
+that covers it, and (events before the Merkle log) its ``prev_hash`` and ``hash``."""
 
 from backoffice.admin.exports import Export, as_json, optional, text, when
 
@@ -8,13 +8,14 @@ def _audit_row(event) -> list:
     return [
         event.pk, when(event.created_at), text(event.actor), optional(event.actor_user_id), event.action,
         event.object_type, text(event.object_id), text(event.reason), as_json(event.before), as_json(event.after),
-        text(event.request_id), event.source_ip or "", event.prev_hash, event.hash,
+        text(event.request_id), event.source_ip or "", optional(event.leaf_index), optional(event.covered_by_head),
+        event.prev_hash or "", event.hash or "",
     ]
 
 
 AUDIT_EXPORT = Export(
     name="audit-events",
     header=("event_id", "created_at", "actor", "actor_user_id", "action", "object_type", "object_id", "reason",
-            "before", "after", "request_id", "source_ip", "prev_hash", "hash"),
+            "before", "after", "request_id", "source_ip", "leaf_index", "covered_by_head", "prev_hash", "hash"),
     row=_audit_row,
 )

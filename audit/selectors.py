@@ -1,24 +1,107 @@
-"""Reads of the audit trail: its head, its events, and a walk of the whole chain."""
+"""Reads of the audit trail: its signed head, its events, proofs, and the chain of older events."""
 
-from django.db.models import QuerySet
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import OuterRef, QuerySet, Subquery
 
-from audit.chain import GENESIS_HASH, HASHED_FIELDS, event_hash
-from audit.models import AuditEvent
+from audit import heads, merkle
+from audit.chain import GENESIS_HASH, HASHED_FIELDS, event_hash, leaf_entry
+from audit.models import AuditEvent, AuditHead, AuditLeaf, AuditSequencerState
+from audit.sequencer import stored_perfect
+
+
+class ProofError(ValueError):
+    """A proof asked of sizes or an event the log cannot give; the message names the field."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+def audit_latest_head() -> AuditHead | None:
+    return AuditHead.objects.order_by("-tree_size").first()
+
+
+def audit_log_status() -> dict:
+    """The latest signed head, the public key that checks it, and the log's size and pending events."""
+    head = audit_latest_head()
+    return {"head": head.as_json() if head else None, "public_key": heads.public_key_b64(),
+            "key_id": heads.key_id(heads.public_key_bytes()),
+            "tree_size": AuditSequencerState.objects.values_list("tree_size", flat=True).first() or 0,
+            "pending": AuditEvent.objects.filter(leaf__isnull=True).count()}
+
+
+def audit_public_head() -> dict:
+    """For the public page: the latest signed head and the public key that checks it (None where no
+    signing key is configured yet, so the page still loads)."""
+    head = audit_latest_head()
+    try:
+        public_key = heads.public_key_b64()
+    except ImproperlyConfigured:
+        public_key = None
+    return {"head": head.as_json() if head else None, "public_key": public_key}
+
+
+def _tree_size(tree_size: int | None, field: str) -> int:
+    size = AuditSequencerState.objects.values_list("tree_size", flat=True).first() or 0
+    if tree_size is None:
+        head = audit_latest_head()
+        if head is None:
+            raise ProofError(field, "No signed head yet: run audit_head, or give a tree size.")
+        return head.tree_size
+    if tree_size > size:
+        raise ProofError(field, f"The log holds {size} events.")
+    return tree_size
+
+
+def _head_of(size: int) -> dict | None:
+    head = AuditHead.objects.filter(tree_size=size).first()
+    return head.as_json() if head else None
+
+
+def audit_inclusion_proof(event_id: int, tree_size: int | None = None) -> dict:
+    """The event's entry, leaf and audit path to the root of the log's first ``tree_size`` events
+    (by default the latest signed head), with the signed head of that size when there is one."""
+    size = _tree_size(tree_size, "tree_size")
+    leaf = AuditLeaf.objects.filter(event_id=event_id).values("index", "hash").first()
+    if leaf is None:
+        raise ProofError("event_id", "No such event in the log (yet: events are sequenced within a second).")
+    if leaf["index"] >= size:
+        raise ProofError("tree_size", f"The event is leaf {leaf['index']}: the tree size must be above it.")
+    values = AuditEvent.objects.values("id", *HASHED_FIELDS).get(pk=event_id)
+    return {"event_id": event_id, "leaf_index": leaf["index"], "tree_size": size,
+            "entry": leaf_entry(values).decode("utf-8"), "leaf_hash": leaf["hash"],
+            "audit_path": [h.hex() for h in merkle.inclusion_path(leaf["index"], size, stored_perfect)],
+            "root_hash": merkle.root(size, stored_perfect).hex(), "head": _head_of(size)}
+
+
+def audit_consistency_proof(first: int, second: int | None = None) -> dict:
+    """The RFC 6962 consistency proof between the log's first ``first`` and ``second`` events (by
+    default the latest signed head), with both roots and the signed heads of those sizes."""
+    second = _tree_size(second, "second")
+    if not 0 <= first <= second:
+        raise ProofError("first", f"Must be between 0 and the second tree size ({second}).")
+    return {"first": first, "second": second,
+            "first_root_hash": merkle.root(first, stored_perfect).hex(),
+            "second_root_hash": merkle.root(second, stored_perfect).hex(),
+            "proof": [h.hex() for h in merkle.consistency_proof(first, second, stored_perfect)],
+            "first_head": _head_of(first), "second_head": _head_of(second)}
+
+
+def with_log_position(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
+    """Each event with its leaf index (None while pending) and the tree size of the first signed
+    head that covers it."""
+    first_head = AuditHead.objects.filter(tree_size__gt=OuterRef("leaf_index")).order_by("tree_size")
+    return events.annotate(
+        leaf_index=Subquery(AuditLeaf.objects.filter(event=OuterRef("pk")).values("index")[:1]),
+    ).annotate(covered_by_head=Subquery(first_head.values("tree_size")[:1]))
 
 EVENT_FILTERS = ("action", "object_type", "object_id", "request_id")
-
-
-def audit_head() -> dict:
-    """The newest event's id, hash and time (the genesis hash while the log is empty): publish it
-    outside the database to pin the whole chain."""
-    head = AuditEvent.objects.order_by("-id").values("id", "hash", "created_at").first()
-    return head or {"id": None, "hash": GENESIS_HASH, "created_at": None}
 
 
 def audit_event_list(*, filters: dict | None = None) -> QuerySet[AuditEvent]:
     """Audit events, newest first. Filters (exact): ``action``, ``object_type``, ``object_id``, ``request_id``."""
     filters = filters or {}
-    events = AuditEvent.objects.order_by("-id")
+    events = with_log_position(AuditEvent.objects.order_by("-id"))
     for name in EVENT_FILTERS:
         if filters.get(name):
             events = events.filter(**{name: filters[name]})
@@ -26,10 +109,12 @@ def audit_event_list(*, filters: dict | None = None) -> QuerySet[AuditEvent]:
 
 
 def audit_chain_check(chunk_size: int = 2000):
-    """Walk the chain in order; return (events checked, head hash, first problem or None)."""
+    """Walk the hash chain of the events written before the Merkle log, in order; return (events
+    checked, head hash, first problem or None)."""
     expected_prev = GENESIS_HASH
     checked = 0
-    rows = AuditEvent.objects.order_by("id").values("id", "prev_hash", "hash", *HASHED_FIELDS)
+    rows = AuditEvent.objects.filter(hash__isnull=False).order_by("id").values("id", "prev_hash", "hash",
+                                                                                 *HASHED_FIELDS)
     for row in rows.iterator(chunk_size=chunk_size):
         if row["prev_hash"] != expected_prev:
             return checked, expected_prev, (

@@ -1,30 +1,20 @@
 """Writing the audit trail: one event per change, inside the change's own transaction.
 
-Appending takes the chain lock (the last lock of the order in games/locks.py), so events are
-chained in the order their transactions commit.
+An event is a plain insert: writers share no lock, so audited actions never wait on each other
+here. The sequencer (audit.sequencer) later gives each committed event its leaf in the Merkle log;
+in the embedded default (no broker) it runs as soon as the writing transaction commits, in
+production a Celery beat task runs it every second.
 """
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from audit.chain import GENESIS_HASH, event_hash
+from audit import heads, merkle
 from audit.context import request_meta
-from audit.models import AuditEvent
-
-# An arbitrary constant naming the audit chain's advisory lock.
-AUDIT_CHAIN_LOCK_KEY = 0x0BACCA7A
-
-
-def lock_audit_chain() -> None:
-    """Serialise appends to the audit hash chain until this transaction ends.
-
-    PostgreSQL: a transaction-level advisory lock. SQLite: transactions begin IMMEDIATE (see
-    settings), so the writer already holds the database's write lock.
-    """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [AUDIT_CHAIN_LOCK_KEY])
+from audit.models import AuditEvent, AuditHead, AuditSequencerState
+from audit.sequencer import sequence_pending, stored_perfect
 
 
 def actor_fields(actor) -> dict:
@@ -36,21 +26,38 @@ def actor_fields(actor) -> dict:
 
 def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_id: str = "",
                  before=None, after=None, reason: str = "") -> AuditEvent:
-    """Record an event about a model instance ``obj``, or about what object_type/object_id name."""
+    """Record an event about a model instance ``obj``, or about what object_type/object_id name.
+    Called inside the change's transaction, the event commits (or rolls back) with the change."""
     if obj is not None:
         object_type, object_id = obj._meta.model_name, str(obj.pk)
-    values = {
-        **actor_fields(actor),
-        "action": action,
-        "object_type": object_type,
-        "object_id": object_id,
-        "before": before,
-        "after": after,
-        "reason": reason,
-        **request_meta(),
-    }
-    with transaction.atomic():  # the services' own transaction; a new one for callers outside any
-        lock_audit_chain()
-        prev_hash = AuditEvent.objects.order_by("-id").values_list("hash", flat=True).first() or GENESIS_HASH
-        values["created_at"] = timezone.now()
-        return AuditEvent.objects.create(**values, prev_hash=prev_hash, hash=event_hash(prev_hash, values))
+    event = AuditEvent.objects.create(
+        **actor_fields(actor), action=action, object_type=object_type, object_id=object_id,
+        before=before, after=after, reason=reason, created_at=timezone.now(), **request_meta(),
+    )
+    if settings.AUDIT_SEQUENCE_ON_COMMIT:
+        # robust: a failed run leaves the event pending for the next one, never fails the change.
+        transaction.on_commit(audit_sequence, robust=True)
+    return event
+
+
+def audit_sequence() -> int:
+    """Give every committed event its leaf in the Merkle log; how many were sequenced."""
+    return sequence_pending()
+
+
+def audit_head_sign() -> AuditHead:
+    """Sequence what is pending, then sign a head of the whole log unless one already covers it;
+    either way the head is in the sink outside the database when this returns."""
+    audit_sequence()
+    size = AuditSequencerState.objects.values_list("tree_size", flat=True).first() or 0
+    head = AuditHead.objects.filter(tree_size=size).first()
+    if head is None:
+        timestamp = int(timezone.now().timestamp() * 1000)
+        signed = heads.sign(size, merkle.root(size, stored_perfect).hex(), timestamp)
+        try:
+            with transaction.atomic():
+                head = AuditHead.objects.create(**signed)
+        except IntegrityError:  # another run signed this size first
+            head = AuditHead.objects.get(tree_size=size)
+    heads.publish(head.as_json())
+    return head

@@ -83,7 +83,8 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Writers take the database lock when their transaction begins, so concurrent requests of the
-    # development server queue up instead of failing, and the audit chain appends in order.
+    # development server queue up instead of failing (and every committed audit event is visible to
+    # the sequencer at once).
     DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -152,6 +153,17 @@ CELERY_TIMEZONE = TIME_ZONE
 # round to operators (so one bad round cannot block the others).
 SETTLEMENT_BATCH_ROUNDS = int(os.environ.get("SETTLEMENT_BATCH_ROUNDS", "200"))
 MAX_SETTLEMENT_FAILURES = int(os.environ.get("MAX_SETTLEMENT_FAILURES", "5"))
+
+# The audit log (audit/): in the embedded default the sequencer runs as each audited transaction
+# commits; with a broker, Celery beat runs it every second. Tree heads are signed with an Ed25519
+# key from the environment (base64 of the 32-byte private key) or a key file (PEM or that base64),
+# never from the database, and each head is written to a directory outside the database.
+AUDIT_SEQUENCE_ON_COMMIT = env_bool("AUDIT_SEQUENCE_ON_COMMIT", CELERY_TASK_ALWAYS_EAGER)
+AUDIT_SIGNING_KEY = os.environ.get("AUDIT_SIGNING_KEY", "")
+AUDIT_SIGNING_KEY_FILE = os.environ.get("AUDIT_SIGNING_KEY_FILE") or (
+    str(BASE_DIR / "audit-signing-key.pem") if DEBUG else "")
+AUDIT_HEAD_SINK_DIR = os.environ.get("AUDIT_HEAD_SINK_DIR", str(BASE_DIR / "audit-heads"))
+AUDIT_HEAD_INTERVAL_SECONDS = int(os.environ.get("AUDIT_HEAD_INTERVAL_SECONDS", "60"))
 
 LOGGING = {
     "version": 1,

@@ -2,10 +2,11 @@
 
 The fixed order, from first to last, in which a transaction may take them:
 
-    game instance → seed pair → rounds (by id) → accounts (by id) → the audit chain
+    game instance → seed pair → rounds (by id) → accounts (by id)
 
-The account locks live with the accounts (wallet.locks) and the chain's with the audit trail
-(audit.services); they are named here so that the whole order reads in one place.
+The account locks live with the accounts (wallet.locks); they are named here so that the whole
+order reads in one place. Writing an audit event takes no lock (audit.sequencer orders events after
+they commit).
 
 A transaction takes a suffix of this order only, so no two transactions wait on each other in a
 cycle. Rounds and accounts are always locked in ascending id order for the same reason.

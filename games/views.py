@@ -2,6 +2,7 @@
 
 from django.shortcuts import render
 
+from audit.selectors import audit_public_head
 from games import selectors
 from games.engine import is_red, label_symbol, verify_round
 from games.forms import PublicVerifyForm
@@ -27,4 +28,5 @@ def fairness(request):
         }
     status = 400 if form.is_bound and not form.is_valid() else 200
     return render(request, "public/fairness.html",
-                  {"form": form, "result": result, "games": selectors.public_games()}, status=status)
+                  {"form": form, "result": result, "games": selectors.public_games(),
+                   "audit_log": audit_public_head()}, status=status)

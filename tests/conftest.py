@@ -52,6 +52,13 @@ def redis_url():
 
 
 @pytest.fixture(autouse=True)
+def audit_head_sink(settings, tmp_path):
+    """Signed audit heads go to the test's own directory (the sink outside the database)."""
+    settings.AUDIT_HEAD_SINK_DIR = str(tmp_path / "audit-heads")
+    return tmp_path / "audit-heads"
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Real hashing costs a third of a second per user; the tests need none of its strength."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,6 +1,7 @@
-"""The audit trail through the API: its head, and its events filtered."""
+"""The audit trail through the API: its signed head, proofs, and its events filtered."""
 
 from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from audit import selectors
@@ -10,13 +11,40 @@ from backoffice.api.views import ERRORS, READ_ERRORS, ApiView, validated
 VIEW_PERMISSION = "audit.view_auditevent"
 
 
+def _proof(build, **arguments):
+    try:
+        return build(**arguments)
+    except selectors.ProofError as error:
+        raise ValidationError({error.field: [str(error)]}) from None
+
+
 class AuditHeadView(ApiView):
     required_permissions = {"GET": VIEW_PERMISSION}
 
-    @extend_schema(tags=["audit"], summary="The head of the audit hash chain (publish it outside the database)",
-                   responses={200: s.AuditHeadSerializer, **READ_ERRORS})
+    @extend_schema(tags=["audit"], summary="The latest signed tree head of the audit log and its public key",
+                   responses={200: s.AuditLogStatusSerializer, **READ_ERRORS})
     def get(self, request):
-        return Response(s.AuditHeadSerializer(selectors.audit_head()).data)
+        return Response(s.AuditLogStatusSerializer(selectors.audit_log_status()).data)
+
+
+class InclusionProofView(ApiView):
+    required_permissions = {"GET": VIEW_PERMISSION}
+
+    @extend_schema(tags=["audit"], summary="Inclusion proof of an event (check it with pf1_verify.py --audit-proof)",
+                   parameters=[s.InclusionQuerySerializer], responses={200: s.InclusionProofSerializer, **ERRORS})
+    def get(self, request):
+        query = validated(s.InclusionQuerySerializer, request.query_params)
+        return Response(s.InclusionProofSerializer(_proof(selectors.audit_inclusion_proof, **query)).data)
+
+
+class ConsistencyProofView(ApiView):
+    required_permissions = {"GET": VIEW_PERMISSION}
+
+    @extend_schema(tags=["audit"], summary="Consistency proof between two tree sizes (pf1_verify.py --audit-proof)",
+                   parameters=[s.ConsistencyQuerySerializer], responses={200: s.ConsistencyProofSerializer, **ERRORS})
+    def get(self, request):
+        query = validated(s.ConsistencyQuerySerializer, request.query_params)
+        return Response(s.ConsistencyProofSerializer(_proof(selectors.audit_consistency_proof, **query)).data)
 
 
 class AuditEventListView(ApiView):

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from audit.context import request_context
-from audit.models import AuditEvent
+from audit.models import AuditEvent, AuditLeaf
+from audit.services import audit_sequence
 from games import services as game_services
 from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.models import SettlementBatch
@@ -128,9 +129,10 @@ def test_the_audit_search_finds_by_object_actor_request_and_hash(as_support, two
         wallet_services.account_adjust(external_id="player-1", actor=operator, amount="1.00", reason="x")
     requested = AuditEvent.objects.get(request_id="req-5f3a9c")
     dealt = AuditEvent.objects.get(action="round.dealt", object_id=str(first.pk))
+    audit_sequence()
 
     assert found(as_support, AuditEvent, "req-5f3a9c") == [requested]
-    assert found(as_support, AuditEvent, dealt.hash) == [dealt]
+    assert found(as_support, AuditEvent, AuditLeaf.objects.get(event=dealt).hash) == [dealt]
     assert dealt in found(as_support, AuditEvent, str(first.pk))  # the object id (and the event id)
     by_actor = found(as_support, AuditEvent, "olivia")
     assert by_actor and {event.actor for event in by_actor} == {"olivia-operator"}
@@ -140,10 +142,11 @@ def test_the_audit_search_finds_by_object_actor_request_and_hash(as_support, two
 
 
 def test_the_audit_search_finds_nothing_it_should_not(as_support, two_players):
-    event = AuditEvent.objects.order_by("pk").first()
+    audit_sequence()
+    leaf = AuditLeaf.objects.order_by("index").first()
 
     assert found(as_support, AuditEvent, "operator") == []  # the actor is matched from its beginning
-    assert found(as_support, AuditEvent, event.hash[:20]) == []  # a hash only whole
+    assert found(as_support, AuditEvent, leaf.hash[:20]) == []  # a hash only whole
     assert found(as_support, AuditEvent, "req-") == []  # a request id only whole
     assert found(as_support, AuditEvent, "zz-nothing") == []
 

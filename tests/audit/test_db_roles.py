@@ -1,0 +1,55 @@
+"""The application's database role cannot rewrite history: on the append-only tables it can read and
+append, and nothing else, whatever the triggers."""
+
+import psycopg
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from audit.services import audit_head_sign, audit_record
+
+pytestmark = pytest.mark.services
+ROLE, PASSWORD = "baccarat_w11_test_app", "app-test-password"
+APPEND_ONLY = {"games_auditevent": "reason", "audit_auditleaf": "hash", "audit_audithead": "signature",
+               "settlement_ledgerentry": "id"}  # table: a column to rewrite
+
+
+@pytest.fixture
+def app_connection(postgres, funded_account):
+    funded_account("player-1", "10.00")
+    audit_record(actor="system:test", action="test.event", object_type="t", object_id="1")
+    audit_head_sign()
+    call_command("db_roles", ROLE, "--password", PASSWORD)
+    settings = connection.settings_dict
+    app = psycopg.connect(host=settings["HOST"], port=settings["PORT"] or 5432, dbname=settings["NAME"],
+                          user=ROLE, password=PASSWORD, autocommit=True)
+    yield app
+    app.close()
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP OWNED BY {ROLE}")
+        cursor.execute(f"DROP ROLE {ROLE}")
+
+
+@pytest.mark.parametrize("table", APPEND_ONLY)
+def test_the_application_role_reads_and_appends_but_cannot_rewrite(app_connection, table):
+    assert app_connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0] >= 1
+    column = APPEND_ONLY[table]
+    for statement in (f"UPDATE {table} SET {column} = {column}", f"DELETE FROM {table}", f"TRUNCATE {table}",
+                      f"ALTER TABLE {table} DISABLE TRIGGER ALL", f"DROP TABLE {table}"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            app_connection.execute(statement)
+
+
+def test_the_application_role_owns_nothing_and_is_no_superuser(app_connection):
+    role = app_connection.execute("SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles "
+                                  "WHERE rolname = current_user").fetchone()
+    assert role == (False, False, False)
+    owned = app_connection.execute("SELECT count(*) FROM pg_tables WHERE tableowner = current_user").fetchone()[0]
+    assert owned == 0
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        app_connection.execute("SET session_replication_role = replica")
+
+
+def test_running_it_again_updates_the_role(app_connection):
+    call_command("db_roles", ROLE, "--password", PASSWORD + "-2")
+    assert app_connection.execute("SELECT 1").fetchone() == (1,)

@@ -1,0 +1,198 @@
+"""Writing without a global lock, and the sequencer that orders committed events afterwards."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+import pytest
+from django.db import connection, connections, transaction
+
+from audit import merkle
+from audit.chain import HASHED_FIELDS, leaf_entry
+from audit.models import AuditEvent, AuditLeaf, AuditSequencerState
+from audit.sequencer import sequence_pending, stored_perfect
+from audit.services import audit_record, audit_sequence
+from games import services as game_services
+from games.models import GameInstance
+
+WAIT = 20  # seconds a thread may take before the test calls it stuck
+
+
+def record(n: int = 0, **extra):
+    return audit_record(actor="system:test", action="test.event", object_type="test", object_id=str(n), **extra)
+
+
+def sequence_all(timeout: float = WAIT) -> None:
+    """Sequence until no event is pending. On a shared PostgreSQL server a transaction open in any
+    database holds the sequencer's horizon back for a moment (audit.sequencer)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        sequence_pending()
+        if not AuditEvent.objects.filter(leaf__isnull=True).exists():
+            return
+        assert time.monotonic() < deadline, "events still pending"
+        time.sleep(0.05)
+
+
+def leaves() -> list[tuple[int, int]]:
+    return list(AuditLeaf.objects.order_by("index").values_list("index", "event_id"))
+
+
+def assert_log_whole():
+    """Every event has exactly one leaf, indexes run 0..n-1, each leaf hash is its event's entry, and
+    the stored perfect nodes give the root a recomputation from the leaves gives."""
+    events = {row["id"]: row for row in AuditEvent.objects.values("id", *HASHED_FIELDS)}
+    placed = leaves()
+    assert [index for index, _ in placed] == list(range(len(events)))
+    assert sorted(event_id for _, event_id in placed) == sorted(events)
+    stream = merkle.RootStream()
+    for index, event_id in placed:
+        leaf = merkle.leaf_hash(leaf_entry(events[event_id]))
+        assert leaf == stored_perfect(0, index)
+        stream.append(leaf)
+    assert merkle.root(len(placed), stored_perfect) == stream.root()
+    assert AuditSequencerState.objects.get().tree_size == len(placed)
+
+
+@contextmanager
+def in_thread(target):
+    """Run ``target`` in a thread with its own database connection; yields the thread's future."""
+    def run():
+        try:
+            return target()
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        yield pool.submit(run)
+
+
+def test_in_the_embedded_default_an_event_is_sequenced_as_its_transaction_commits(transactional_db, settings):
+    settings.AUDIT_SEQUENCE_ON_COMMIT = True
+    with transaction.atomic():
+        event = record()
+        assert not AuditLeaf.objects.filter(event=event).exists()  # pending until the commit
+    if connection.vendor == "postgresql":
+        sequence_all()  # the on-commit run may have found the horizon held back by another database
+    assert AuditLeaf.objects.get(event=event).index == AuditLeaf.objects.count() - 1
+    assert_log_whole()
+
+
+def test_a_pending_event_waits_for_the_sequencer(db, settings):
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    event = record()
+    assert not AuditLeaf.objects.filter(event=event).exists()
+    assert audit_sequence() >= 1
+    assert AuditLeaf.objects.filter(event=event).exists()
+    assert audit_sequence() == 0  # nothing twice
+
+
+def test_nothing_changes_without_its_event(db, operator, game, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise RuntimeError("the audit table refused the event")
+
+    before = GameInstance.objects.get(pk=game.pk).tie_multiplier
+    monkeypatch.setattr(AuditEvent.objects, "create", refuse)
+    with pytest.raises(RuntimeError):
+        game_services.game_update(game_id=game.pk, actor=operator, reason="tuning", changes={"tie_multiplier": "7"})
+    assert GameInstance.objects.get(pk=game.pk).tie_multiplier == before != 7
+
+
+
+@pytest.mark.services
+def test_a_writer_does_not_wait_for_another_writers_open_transaction(postgres, settings):
+    """Before, every audited write took one advisory lock until commit: the second writer waited."""
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    release = threading.Event()
+    written = threading.Event()
+
+    def slow_writer():
+        with transaction.atomic():
+            record(1)
+            written.set()
+            assert release.wait(WAIT)
+
+    with in_thread(slow_writer) as slow:
+        assert written.wait(WAIT)
+        with in_thread(lambda: record(2).pk) as quick:
+            quick_id = quick.result(timeout=WAIT)  # commits while the slow transaction is still open
+        assert not slow.done()
+        release.set()
+        slow.result(timeout=WAIT)
+    assert AuditEvent.objects.filter(pk=quick_id).exists() and AuditEvent.objects.count() == 2
+
+
+@pytest.mark.services
+def test_an_event_committed_first_waits_for_an_older_transaction_still_in_flight(postgres, settings):
+    """The older transaction's event has the lower id but is not visible yet: the sequencer must not
+    give the newer one its leaf first and then skip or misplace the older one."""
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    release, written = threading.Event(), threading.Event()
+
+    def older():
+        with transaction.atomic():
+            event = record(1)
+            written.set()
+            assert release.wait(WAIT)
+        return event.pk
+
+    with in_thread(older) as first:
+        assert written.wait(WAIT)
+        newer = record(2)  # committed (autocommit) while the older transaction runs
+        assert sequence_pending() == 0
+        assert not AuditLeaf.objects.filter(event=newer).exists()
+        release.set()
+        older_id = first.result(timeout=WAIT)
+    sequence_all()
+    assert [event_id for _, event_id in leaves()] == [older_id, newer.pk]
+    assert_log_whole()
+
+
+@pytest.mark.services
+def test_an_event_committed_before_another_transaction_began_comes_first(postgres, settings):
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    earlier = record(1)
+    sequence_all()
+    later = record(2)
+    sequence_all()
+    placed = dict((event_id, index) for index, event_id in leaves())
+    assert placed[earlier.pk] < placed[later.pk]
+
+
+@pytest.mark.services
+def test_many_writers_and_several_sequencers_at_once_give_one_gapless_log(postgres, settings):
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    writers, per_writer, sequencers = 8, 25, 3
+    done = threading.Event()
+
+    def write(w):
+        for i in range(per_writer):
+            with transaction.atomic():
+                record(w * 1000 + i)
+                if i % 5 == 0:
+                    record(w * 1000 + i, reason="a second event in the same transaction")
+
+    def sequence():
+        runs = 0
+        while not done.is_set():
+            sequence_pending()
+            runs += 1
+        return runs
+
+    def run(target, *args):
+        try:
+            return target(*args)
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=writers + sequencers) as pool:
+        running = [pool.submit(run, sequence) for _ in range(sequencers)]
+        for future in [pool.submit(run, write, w) for w in range(writers)]:
+            future.result(timeout=120)
+        done.set()
+        assert all(future.result(timeout=WAIT) > 0 for future in running)
+    sequence_all()
+    assert AuditEvent.objects.count() == writers * (per_writer + per_writer // 5)
+    assert_log_whole()
+    assert connection.vendor == "postgresql"
