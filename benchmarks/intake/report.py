@@ -21,6 +21,7 @@ class Results:
     phases: dict = field(default_factory=dict)  # label → (Phase, bets per request or 0)
     sql_floor: float = 0.0
     lag: dict = field(default_factory=dict)
+    waits: dict = field(default_factory=dict)  # phase → {where the database's connections were: share}
     problems: list = field(default_factory=list)
 
 
@@ -58,6 +59,13 @@ def report(results: Results, labels: dict, write) -> None:
     busiest = max(results.phases.values(), key=lambda entry: entry[0].client_cpu_seconds / entry[0].seconds)[0]
     write(f"client CPU: at most {100 * busiest.client_cpu_seconds / busiest.seconds:.0f} % of one core "
           "(the load generator is not the limit while this stays well under 100 %)")
+    write("")
+    write("where the database's connections were (sampled every 20 ms):")
+    for key in ("single", "one_round", "bulk"):
+        shares = results.waits.get(key)
+        if shares:
+            write(f"  {labels[key]}: " + ", ".join(f"{state} {100 * share:.0f} %" for state, share in shares.items()
+                                                if share >= 0.01))
     lag = results.lag
     if lag:
         write("")

@@ -20,6 +20,7 @@ from . import data
 from .client import closed_loop, http_request, open_loop, send
 from .floor import sql_floor
 from .report import Results, report
+from .waits import WaitSampler
 from .worker import settlement_worker
 
 WARM_UP_SECONDS = 2
@@ -135,8 +136,10 @@ def run(plan: Plan, *, say, write) -> None:
         ]
         for key, make, expected, size in phases:
             say(f"  {labels(plan)[key]}")
-            phase = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds, expected=expected)
+            with WaitSampler(params) as sampler:
+                phase = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds, expected=expected)
             results.phases[key] = (phase, size)
+            results.waits[key] = sampler.shares()
         if plan.lag_seconds:
             results.lag = dealing_under_load(port, traffic, plan, rounds, results.phases["single"][0].per_second,
                                              say)
