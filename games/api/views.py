@@ -2,6 +2,7 @@
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from backoffice.api.exceptions import error_status_and_body
@@ -168,22 +169,26 @@ class RoundBetsBulkView(ApiView):
     def post(self, request, round_id):
         items = validated(s.BetBulkPlaceSerializer, request.data)["bets"]
         results, checked = {}, {}
+        item_serializer = s.BetPlaceSerializer()  # one for every item, as a list serializer's child is
         for index, item in enumerate(items):
-            serializer = s.BetPlaceSerializer(data=item)
-            if serializer.is_valid():
-                data = serializer.validated_data
-                checked[index] = {"account_external_id": data["account"], "bet_type": data["bet_type"],
-                                  "stake": data["stake"], "idempotency_key": data["idempotency_key"]}
-            else:
-                results[index] = {"status": status.HTTP_400_BAD_REQUEST, "errors": serializer.errors}
+            try:
+                data = item_serializer.run_validation(item)
+            except ValidationError as error:
+                results[index] = {"status": status.HTTP_400_BAD_REQUEST, "errors": error.detail}
+                continue
+            checked[index] = {"account_external_id": data["account"], "bet_type": data["bet_type"],
+                              "stake": data["stake"], "idempotency_key": data["idempotency_key"]}
         outcomes = get_or_404(services.bets_place, round_id=round_id, items=checked, client=request.user)
+        placed = [(index, outcome) for index, outcome in outcomes.items() if outcome.error is None]
+        # One serializer for every bet: building a model serializer's fields costs more than using them.
+        bodies = s.BetSerializer([outcome.bet for _, outcome in placed], many=True).data
+        for (index, outcome), body in zip(placed, bodies, strict=True):
+            results[index] = {"status": status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
+                              "bet": body}
         for index, outcome in outcomes.items():
             if outcome.error is not None:
                 code, errors = error_status_and_body(outcome.error)
                 results[index] = {"status": code, "errors": errors}
-            else:
-                results[index] = {"status": status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
-                                  "bet": s.BetSerializer(outcome.bet).data}
         return Response({"results": [results[index] for index in range(len(items))]})
 
 
