@@ -11,15 +11,15 @@ A transaction takes a suffix of this order only, so no two transactions wait on 
 cycle. Rounds and accounts are always locked in ascending id order for the same reason.
 
 A round is locked in one of two strengths. Whatever ends betting on it (deal, void) takes it
-FOR UPDATE; a bet takes it FOR SHARE and reads it OPEN under that lock (both past the round's
-gate, below). Share locks do not conflict
-with each other, so bets of different accounts on one round go on side by side; each conflicts with
-FOR UPDATE, so a deal waits for the bets already holding the round to commit, and a bet that asks
-after the deal waits for the deal to commit and then finds the round no longer OPEN (PostgreSQL
-re-reads a row whose lock it waited for). A bet is therefore either committed before the deal
-reads the round's bets, or refused. The money side is the account's row: a bet's debit is a
-conditional UPDATE of that row (games/writes.py), bulk intake locks its accounts FOR UPDATE.
-The audit chain's lock is the audit trail's own (audit.services) and is the last one taken.
+FOR UPDATE; a bet takes it FOR SHARE and reads it OPEN under that lock (both past the round's gate,
+below). Share locks do not conflict with each other, so bets of different accounts on one round go
+on side by side; each conflicts with FOR UPDATE, so a deal waits for the bets already holding the
+round to commit, and a bet that asks after the deal waits for the deal to commit and then finds the
+round no longer OPEN (PostgreSQL re-reads a row whose lock it waited for). A bet is therefore
+either committed before the deal reads the round's bets, or refused. The money side is the
+account's row: a single bet's debit is a conditional UPDATE of that row (games/writes.py); bulk
+intake locks its accounts FOR UPDATE. The audit chain's lock is the audit trail's own
+(audit.services) and is the last one taken.
 On SQLite (the embedded default) ``select_for_update`` is a no-op and writes are serialised by the
 database itself.
 """
