@@ -75,17 +75,19 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
-    )
-}
+DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Writers take the database lock when their transaction begins, so concurrent requests of the
     # development server queue up instead of failing (and every committed audit event is visible to
     # the sequencer at once).
     DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
+    DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("DATABASE_CONN_MAX_AGE", "0"))
+else:
+    # Persistent connections: each web or worker process keeps its connection between requests
+    # (opening one costs more than a bet), checked before it is reused after an idle request, so a
+    # restarted database costs a reconnect, not an error. 0 opens one per request.
+    DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("DATABASE_CONN_MAX_AGE", "600"))
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -164,6 +166,9 @@ AUDIT_SIGNING_KEY_FILE = os.environ.get("AUDIT_SIGNING_KEY_FILE") or (
     str(BASE_DIR / "audit-signing-key.pem") if DEBUG else "")
 AUDIT_HEAD_SINK_DIR = os.environ.get("AUDIT_HEAD_SINK_DIR", str(BASE_DIR / "audit-heads"))
 AUDIT_HEAD_INTERVAL_SECONDS = int(os.environ.get("AUDIT_HEAD_INTERVAL_SECONDS", "60"))
+
+# Bulk intake: the most bets one request to /api/v1/rounds/{id}/bets/bulk/ may carry.
+BET_BULK_MAX_ITEMS = int(os.environ.get("BET_BULK_MAX_ITEMS", "1000"))
 
 LOGGING = {
     "version": 1,

@@ -10,18 +10,50 @@ they commit).
 
 A transaction takes a suffix of this order only, so no two transactions wait on each other in a
 cycle. Rounds and accounts are always locked in ascending id order for the same reason.
+
+A round is locked in one of two strengths. Whatever ends betting on it (deal, void) takes it
+FOR UPDATE; a bet takes it FOR SHARE and reads it OPEN under that lock (both past the round's gate,
+below). Share locks do not conflict with each other, so bets of different accounts on one round go
+on side by side; each conflicts with FOR UPDATE, so a deal waits for the bets already holding the
+round to commit, and a bet that asks after the deal waits for the deal to commit and then finds the
+round no longer OPEN (PostgreSQL re-reads a row whose lock it waited for). A bet is therefore
+either committed before the deal reads the round's bets, or refused. The money side is the
+account's row: a single bet's debit is a conditional UPDATE of that row (games/writes.py); bulk
+intake locks its accounts FOR UPDATE.
 On SQLite (the embedded default) ``select_for_update`` is a no-op and writes are serialised by the
 database itself.
 """
 
+from django.db import connection
+
 from games.choices import RoundStatus
 from games.models import GameInstance, Round, SeedPair
-from wallet.locks import lock_account_balances, lock_accounts
+from wallet.locks import lock_account_balances, lock_accounts, lock_accounts_by_external_id
 
 __all__ = [
-    "lock_game", "lock_active_seed_pair", "lock_round", "lock_dealt_rounds", "lock_accounts",
-    "lock_account_balances",
+    "lock_game", "lock_active_seed_pair", "lock_round", "share_round", "OPEN_ROUND_FOR_SHARE",
+    "lock_dealt_rounds", "lock_accounts", "lock_account_balances", "lock_accounts_by_external_id",
 ]
+
+# Each round also has a gate, a PostgreSQL advisory lock (two-key form: this class and the round's
+# id modulo 2^31, so two rounds 2^31 ids apart share a gate and at worst wait for each other). Bets
+# pass it shared, deal and void exclusively, before their row lock. Row locks are not queued fairly:
+# a share lock is granted beside other share locks even while a FOR UPDATE waits, so a steady
+# stream of bets could hold a deal off for as long as it lasts; the gate is queued in order, so
+# bets that arrive after the deal asked wait behind it (and are then refused).
+ROUND_GATE_CLASS = 0x0BAC
+_ROUND_GATE = f"{ROUND_GATE_CLASS}, mod(%(round_id)s, 2147483648)::integer"
+_ROUND_FOR_SHARE = (
+    f"SELECT r.id FROM (SELECT pg_advisory_xact_lock_shared({_ROUND_GATE})) AS gate, "
+    f"{Round._meta.db_table} AS r WHERE r.id = %(round_id)s"
+)
+# A bet's hold on its round: the round's id while it is OPEN, held FOR SHARE past its gate. The
+# single bet's write statement begins with it (games/writes.py); parameters %(round_id)s, %(open)s.
+OPEN_ROUND_FOR_SHARE = f"{_ROUND_FOR_SHARE} AND r.status = %(open)s FOR SHARE OF r"
+
+
+def _postgresql() -> bool:
+    return connection.vendor == "postgresql"
 
 
 def lock_game(game_id: int) -> GameInstance:
@@ -38,7 +70,23 @@ def lock_active_seed_pair(game_id: int) -> SeedPair | None:
 
 
 def lock_round(round_id: int) -> Round:
+    """The round, its game and seed pair, FOR UPDATE past its gate: what ends betting on it takes this."""
+    if _postgresql():
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT pg_advisory_xact_lock({_ROUND_GATE})", {"round_id": round_id})
     return Round.objects.select_for_update(of=("self",)).select_related("game", "seed_pair").get(pk=round_id)
+
+
+def share_round(round_id: int) -> Round:
+    """The round with its game, held FOR SHARE until the transaction ends (bulk intake).
+
+    Round.DoesNotExist when there is none. On SQLite the transaction already holds the database's
+    write lock.
+    """
+    if _postgresql():
+        with connection.cursor() as cursor:
+            cursor.execute(f"{_ROUND_FOR_SHARE} FOR SHARE OF r", {"round_id": round_id})
+    return Round.objects.select_related("game").get(pk=round_id)
 
 
 def lock_dealt_rounds(round_ids, limit: int, max_failures: int) -> list:

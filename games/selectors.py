@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Prefetch, QuerySet, Sum
+from django.db.models import Count, Prefetch, QuerySet, Subquery, Sum
 
 from games.choices import GameStatus
 from games.engine import odds_report, verify_round
@@ -85,6 +85,26 @@ def round_list(*, filters: dict | None = None) -> QuerySet[Round]:
 def round_get(*, round_id: int) -> Round:
     """The round with its game and seed pair; Round.DoesNotExist when there is none."""
     return Round.objects.select_related("game", "seed_pair").get(pk=round_id)
+
+
+def round_for_bet(*, round_id: int, account_external_id: str) -> tuple[Round, Account | None]:
+    """The round with its game, and the account (None if unknown), in one statement and no lock.
+
+    Round.DoesNotExist when there is no such round. What the bet's write relies on (the round
+    still open, the balance still enough) is checked again by the write itself (games/writes.py).
+    """
+    account = Account.objects.filter(external_id=account_external_id)
+    round_ = Round.objects.select_related("game").annotate(
+        bettor_id=Subquery(account.values("pk")),
+        bettor_currency=Subquery(account.values("currency")),
+        bettor_balance=Subquery(account.values("balance")),
+    ).get(pk=round_id)
+    if round_.bettor_id is None:
+        return round_, None
+    return round_, Account.from_db(
+        None, ["id", "external_id", "currency", "balance"],
+        [round_.bettor_id, account_external_id, round_.bettor_currency, round_.bettor_balance],
+    )
 
 
 def round_recall(*, round_id: int) -> Round:

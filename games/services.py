@@ -5,6 +5,7 @@ Each action is one transaction that also writes its audit event; side effects on
 """
 
 import secrets
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ValidationError
@@ -14,7 +15,7 @@ from django.utils import timezone
 from audit.choices import AuditAction
 from audit.services import audit_record
 from audit.validators import required_reason
-from games import locks
+from games import locks, selectors, writes
 from games.choices import BetStatus, BetType, GameStatus, RoundStatus
 from games.engine import Dealer, server_seed_hash
 from games.errors import Conflict
@@ -23,7 +24,7 @@ from games.signals import round_dealt
 from games.validators import validate_client_seed_field
 from wallet.choices import LedgerKind
 from wallet.models import Account
-from wallet.services import ledger_post
+from wallet.services import ledger_post, ledger_post_many
 from wallet.validators import validate_positive_money
 
 ROUND_OPEN_ATTEMPTS = 3
@@ -204,6 +205,29 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
 
 # --- Bets ---------------------------------------------------------------------------------------
 
+# A bulk request whose keys a concurrent request keeps taking gives up after this many tries.
+BULK_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class WantedBet:
+    """A bet as the client asks for it: its own fields checked, not yet the round or the account."""
+
+    account_external_id: str
+    bet_type: str
+    stake: Decimal
+    idempotency_key: str
+
+
+@dataclass(frozen=True)
+class BetOutcome:
+    """One item of a bulk request: the bet (new, or the original on a replay) or why it was refused."""
+
+    bet: Bet | None = None
+    created: bool = False
+    error: Exception | None = None
+
+
 def _parse_stake(stake) -> Decimal:
     if isinstance(stake, float | bool):
         raise ValidationError({"stake": "Send the stake as a decimal string, e.g. \"10.50\"."})
@@ -220,77 +244,156 @@ def _parse_stake(stake) -> Decimal:
     return value
 
 
-def _same_bet(bet: Bet, *, round_id, account_external_id, bet_type, stake) -> bool:
-    return (bet.round_id == round_id and bet.account.external_id == account_external_id
-            and bet.bet_type == bet_type and bet.stake == stake)
-
-
-def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, idempotency_key: str,
-              client) -> tuple[Bet, bool]:
-    """Accept a bet and debit its stake. Returns (bet, created).
-
-    A replay with the same idempotency key and the same content returns the original bet and
-    debits nothing; the same key with different content is a Conflict.
-    """
+def _wanted_bet(*, account_external_id, bet_type, stake, idempotency_key) -> WantedBet:
     if bet_type not in BetType.values:
         raise ValidationError({"bet_type": f"Must be one of {', '.join(BetType.values)}."})
     stake = _parse_stake(stake)
     idempotency_key = (idempotency_key or "").strip()
     if not idempotency_key or len(idempotency_key) > 100:
         raise ValidationError({"idempotency_key": "Must be 1 to 100 characters."})
-    content = {"round_id": round_id, "account_external_id": account_external_id,
-               "bet_type": bet_type, "stake": stake}
+    return WantedBet(str(account_external_id), bet_type, stake, idempotency_key)
 
-    def replay():
-        existing = Bet.objects.select_related("account").filter(
-            client=client, idempotency_key=idempotency_key).first()
-        if existing is None:
-            return None
-        if not _same_bet(existing, **content):
-            raise Conflict("idempotency_key", "This key was used for a different bet.",
-                           code="idempotency_key_reused")
-        return existing, False
 
-    earlier = replay()
-    if earlier:
-        return earlier
+def _earlier_bets(client, keys) -> dict:
+    """The client's bets under these idempotency keys, by key."""
+    bets = Bet.objects.select_related("round__game", "account", "client").filter(
+        client=client, idempotency_key__in=set(keys))
+    return {bet.idempotency_key: bet for bet in bets}
+
+
+def _replayed(earlier: Bet, round_id: int, wanted: WantedBet) -> Bet:
+    """The original bet for a replay of the same content; the same key with other content conflicts."""
+    if (earlier.round_id, earlier.account.external_id, earlier.bet_type, earlier.stake) != (
+            round_id, wanted.account_external_id, wanted.bet_type, wanted.stake):
+        raise Conflict("idempotency_key", "This key was used for a different bet.", code="idempotency_key_reused")
+    return earlier
+
+
+def _balance_exceeded() -> ValidationError:
+    return ValidationError({"stake": "Exceeds the account's balance."})
+
+
+def _refusal(round_: Round, account: Account | None, balance: Decimal | None, wanted: WantedBet):
+    """Why this round and account cannot take the bet now, as the error to raise; None if they can."""
+    game = round_.game
+    if round_.status != RoundStatus.OPEN:
+        return Conflict("round", f"The round is {round_.status}; it takes no bets.", code="round_not_open")
+    if game.status != GameStatus.ACTIVE:
+        return Conflict("round", f"The game is {game.status}; it takes no bets.", code="game_inactive")
+    if not game.min_bet <= wanted.stake <= game.max_bet:
+        return ValidationError({"stake": f"Must be between {game.min_bet} and {game.max_bet} {game.currency}."})
+    if account is None:
+        return ValidationError({"account": "No such account."})
+    if account.currency != game.currency:
+        return ValidationError({"account": f"The account holds {account.currency}; the game plays in {game.currency}."})
+    if wanted.stake > balance:
+        return _balance_exceeded()
+    return None
+
+
+def _new_bet(round_: Round, account: Account, wanted: WantedBet, client, placed_at) -> Bet:
+    return Bet(round=round_, account=account, client=client, bet_type=wanted.bet_type, stake=wanted.stake,
+               multiplier=round_.game.multipliers.for_bet(wanted.bet_type),
+               idempotency_key=wanted.idempotency_key, placed_at=placed_at)
+
+
+def _audit_accepted(bet: Bet, client) -> None:
+    audit_record(actor=client, action=AuditAction.BET_ACCEPTED, obj=bet,
+                 after={"round": bet.round_id, "account": bet.account.external_id, "bet_type": bet.bet_type,
+                        "stake": str(bet.stake), "multiplier": str(bet.multiplier)})
+
+
+def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, idempotency_key: str,
+              client) -> tuple[Bet, bool]:
+    """Accept a bet and debit its stake. Returns (bet, created); Round.DoesNotExist for no such round.
+
+    A replay with the same idempotency key and the same content returns the original bet and
+    debits nothing; the same key with different content is a Conflict. A new key (the usual case)
+    is not looked up first: the unique (client, key) refuses a used one, and only then, or when the
+    bet is refused for any other reason, is the original looked for.
+    """
+    wanted = _wanted_bet(account_external_id=account_external_id, bet_type=bet_type, stake=stake,
+                         idempotency_key=idempotency_key)
     try:
-        return _bet_accept(client=client, idempotency_key=idempotency_key, **content), True
-    except IntegrityError:
-        # A concurrent request with the same key won the race: answer as a replay.
-        earlier = replay()
-        if earlier:
-            return earlier
-        raise
+        return _bet_accept(round_id=round_id, wanted=wanted, client=client), True
+    except (Round.DoesNotExist, ValidationError, Conflict, IntegrityError):
+        earlier = _earlier_bets(client, [wanted.idempotency_key]).get(wanted.idempotency_key)
+        if earlier is None:
+            raise
+        return _replayed(earlier, round_id, wanted), False
 
 
 @transaction.atomic
-def _bet_accept(*, round_id, account_external_id, bet_type, stake, idempotency_key, client) -> Bet:
-    try:
-        round_ = locks.lock_round(round_id)
-    except Round.DoesNotExist:
-        raise ValidationError({"round": "No such round."}) from None
-    game = round_.game
-    if round_.status != RoundStatus.OPEN:
-        raise Conflict("round", f"The round is {round_.status}; it takes no bets.", code="round_not_open")
-    if game.status != GameStatus.ACTIVE:
-        raise Conflict("round", f"The game is {game.status}; it takes no bets.", code="game_inactive")
-    if not game.min_bet <= stake <= game.max_bet:
-        raise ValidationError({"stake": f"Must be between {game.min_bet} and {game.max_bet} {game.currency}."})
-    account_id = Account.objects.filter(external_id=account_external_id).values_list("pk", flat=True).first()
-    if account_id is None:
-        raise ValidationError({"account": "No such account."})
-    account = locks.lock_accounts([account_id])[account_id]
-    if account.currency != game.currency:
-        raise ValidationError({"account": f"The account holds {account.currency}; the game plays in {game.currency}."})
-    if stake > account.balance:
-        raise ValidationError({"stake": "Exceeds the account's balance."})
-    bet = Bet.objects.create(
-        round=round_, account=account, client=client, bet_type=bet_type, stake=stake,
-        multiplier=game.multipliers.for_bet(bet_type), idempotency_key=idempotency_key,
-    )
-    ledger_post(account=account, bet_id=bet.pk, kind=LedgerKind.STAKE, amount=-stake)
-    audit_record(actor=client, action=AuditAction.BET_ACCEPTED, obj=bet,
-                 after={"round": round_.pk, "account": account.external_id, "bet_type": bet_type,
-                        "stake": str(stake), "multiplier": str(bet.multiplier)})
+def _bet_accept(*, round_id: int, wanted: WantedBet, client) -> Bet:
+    """BEGIN, one read, one write, the audit event, COMMIT (see games/writes.py for the write)."""
+    round_, account = selectors.round_for_bet(round_id=round_id, account_external_id=wanted.account_external_id)
+    refusal = _refusal(round_, account, account and account.balance, wanted)
+    if refusal:
+        raise refusal
+    bet = _new_bet(round_, account, wanted, client, timezone.now())
+    if not writes.bet_insert(bet):
+        # Since the read, a deal or a void closed the round, or concurrent bets spent the balance.
+        round_.refresh_from_db(fields=["status"])
+        raise _refusal(round_, account, account.balance, wanted) or _balance_exceeded()
+    _audit_accepted(bet, client)
     return bet
+
+
+def bets_place(*, round_id: int, items: dict, client) -> dict:
+    """Place many bets on one round, each on its own: {index: fields} → {index: BetOutcome}.
+
+    Each item is checked and idempotent as a single bet is; the accepted ones are written together
+    in one transaction (a few set-based statements). Round.DoesNotExist for no such round.
+    """
+    outcomes, wanted = {}, {}
+    for index, fields in items.items():
+        try:
+            wanted[index] = _wanted_bet(**fields)
+        except ValidationError as error:
+            outcomes[index] = BetOutcome(error=error)
+    for _attempt in range(BULK_ATTEMPTS):
+        try:
+            return {**outcomes, **_bets_accept(round_id=round_id, wanted=wanted, client=client)}
+        except IntegrityError:
+            continue  # a concurrent request took one of these keys: the next attempt answers it as a replay
+    raise Conflict("idempotency_key", "Concurrent requests kept using these keys; try again.", code="busy")
+
+
+@transaction.atomic
+def _bets_accept(*, round_id: int, wanted: dict, client) -> dict:
+    round_ = locks.share_round(round_id)
+    earlier = _earlier_bets(client, (bet.idempotency_key for bet in wanted.values()))
+    accounts = locks.lock_accounts_by_external_id(
+        bet.account_external_id for bet in wanted.values() if bet.idempotency_key not in earlier)
+    balances = {account.pk: account.balance for account in accounts.values()}
+    placed_at = timezone.now()
+    outcomes, accepted, first_with_key = {}, {}, {}
+    for index, bet_wanted in sorted(wanted.items()):
+        key = bet_wanted.idempotency_key
+        if key in earlier or key in first_with_key:
+            continue  # a replay: answered below, once the bets it may repeat have ids
+        account = accounts.get(bet_wanted.account_external_id)
+        refusal = _refusal(round_, account, account and balances[account.pk], bet_wanted)
+        if refusal:
+            outcomes[index] = BetOutcome(error=refusal)
+            continue
+        balances[account.pk] -= bet_wanted.stake
+        accepted[index] = _new_bet(round_, account, bet_wanted, client, placed_at)
+        first_with_key[key] = index
+    if accepted:
+        bets = Bet.objects.bulk_create(accepted.values())
+        ledger_post_many(accounts={account.pk: account for account in accounts.values()},
+                         postings=[(bet.account_id, bet.pk, LedgerKind.STAKE, -bet.stake) for bet in bets])
+        for bet in bets:
+            _audit_accepted(bet, client)
+    outcomes.update({index: BetOutcome(bet=bet, created=True) for index, bet in accepted.items()})
+    for index, bet_wanted in wanted.items():
+        if index in outcomes:
+            continue
+        key = bet_wanted.idempotency_key
+        original = earlier.get(key) or accepted[first_with_key[key]]
+        try:
+            outcomes[index] = BetOutcome(bet=_replayed(original, round_id, bet_wanted))
+        except Conflict as conflict:
+            outcomes[index] = BetOutcome(error=conflict)
+    return outcomes

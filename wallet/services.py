@@ -25,6 +25,25 @@ def ledger_post(*, account: Account, bet_id: int | None, kind: str, amount: Deci
                                       balance_after=account.balance, reason=reason)
 
 
+def ledger_post_many(*, accounts: dict, postings: list) -> list:
+    """ledger_post for many postings at once, in their order, on locked accounts ({id: account}).
+
+    postings: [(account id, bet id, kind, amount)]. One UPDATE of the balances and one INSERT of
+    the entries, whatever their number; each entry's balance_after is the balance after it.
+    """
+    entries = []
+    for account_id, bet_id, kind, amount in postings:
+        account = accounts[account_id]
+        account.balance += amount
+        if account.balance < 0:
+            raise ValidationError({"amount": "The balance would go below zero."})
+        entries.append(LedgerEntry(account=account, bet_id=bet_id, kind=kind, amount=amount,
+                                   balance_after=account.balance))
+    touched = {entry.account_id for entry in entries}
+    Account.objects.bulk_update([accounts[account_id] for account_id in sorted(touched)], ["balance"])
+    return LedgerEntry.objects.bulk_create(entries)
+
+
 def account_create(*, actor, external_id: str, currency: str = "USD") -> Account:
     try:
         with transaction.atomic():

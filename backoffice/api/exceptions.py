@@ -31,11 +31,19 @@ def is_service_error(exc) -> bool:
         and not isinstance(exc, DjangoValidationError)
 
 
-def exception_handler(exc, context):
+def error_status_and_body(exc) -> tuple[int, dict] | None:
+    """(HTTP status, {field: [messages]}) for a service's error; None for any other exception."""
     if isinstance(exc, DjangoValidationError):
-        set_rollback()
-        return Response(validation_error_detail(exc), status=status.HTTP_400_BAD_REQUEST)
+        return status.HTTP_400_BAD_REQUEST, validation_error_detail(exc)
     if is_service_error(exc):
-        set_rollback()
-        return Response(exc.message_dict, status=exc.status_code)
-    return drf_exception_handler(exc, context)
+        return exc.status_code, exc.message_dict
+    return None
+
+
+def exception_handler(exc, context):
+    answer = error_status_and_body(exc)
+    if answer is None:
+        return drf_exception_handler(exc, context)
+    set_rollback()
+    code, body = answer
+    return Response(body, status=code)

@@ -25,12 +25,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def gunicorn(database_url: str, workers: int):
-    """Yield the port of a gunicorn that answers; it stops (its whole process group) on the way out."""
+def gunicorn(database_url: str, workers: int, extra_env: dict | None = None):
+    """Yield the port of a gunicorn that answers; it stops (its whole process group) on the way out.
+
+    Its tasks run in-process unless ``extra_env`` names a CELERY_BROKER_URL."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(40),
            "ALLOWED_HOSTS": "127.0.0.1,localhost", "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING"}
     env.pop("CELERY_BROKER_URL", None)
+    env.update(extra_env or {})
     executable = os.path.join(os.path.dirname(sys.executable), "gunicorn")
     server = subprocess.Popen(
         [executable, "baccarat_site.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),

@@ -5,6 +5,7 @@ No serializer reads ``SeedPair.server_seed``: a seed is shown only through
 ``SeedPair.revealed_server_seed``, which is None until the pair is revealed.
 """
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -178,6 +179,32 @@ class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):
     idempotency_key = serializers.CharField(
         max_length=100, help_text="Unique per client; a replay with the same key and content returns the "
         "original bet, the same key with other content is refused (409).")
+
+
+@extend_schema_field(BetPlaceSerializer)
+class BulkBetItemField(serializers.JSONField):
+    """One bet of a bulk request, taken as sent: each is checked on its own (by BetPlaceSerializer), so
+    one bad item gets its own error and does not refuse the others."""
+
+
+class BetBulkPlaceSerializer(StrictInputMixin, serializers.Serializer):
+    bets = serializers.ListField(
+        child=BulkBetItemField(), min_length=1, max_length=settings.BET_BULK_MAX_ITEMS,
+        help_text=f"1 to {settings.BET_BULK_MAX_ITEMS} bets, each as the single endpoint takes it.")
+
+
+class BetBulkResultSerializer(serializers.Serializer):
+    status = serializers.IntegerField(
+        help_text="201: accepted; 200: a replay (the original bet); otherwise the 4xx the single endpoint "
+        "would answer (400 bad input, 409 a conflict).")
+    bet = BetSerializer(required=False, help_text="With 201 and 200.")
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()), required=False,
+        help_text="With a 4xx: {field: [reason]}.")
+
+
+class BetBulkResultsSerializer(serializers.Serializer):
+    results = BetBulkResultSerializer(many=True, help_text="One per bet sent, in the same order.")
 
 
 class BetFilterSerializer(serializers.Serializer):

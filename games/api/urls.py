@@ -14,6 +14,7 @@ urlpatterns = [
     path("rounds/", views.RoundListView.as_view(), name="round-list"),
     path("rounds/<int:round_id>/", views.RoundDetailView.as_view(), name="round-detail"),
     path("rounds/<int:round_id>/bets/", views.RoundBetsView.as_view(), name="round-bets"),
+    path("rounds/<int:round_id>/bets/bulk/", views.RoundBetsBulkView.as_view(), name="round-bets-bulk"),
     path("rounds/<int:round_id>/deal/", views.RoundDealView.as_view(), name="round-deal"),
     path("rounds/<int:round_id>/void/", views.RoundVoidView.as_view(), name="round-void"),
     path("rounds/<int:round_id>/verify/", views.RoundVerifyView.as_view(), name="round-verify"),

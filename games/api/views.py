@@ -2,8 +2,10 @@
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from backoffice.api.exceptions import error_status_and_body
 from backoffice.api.pagination import CursorPagination, SlugCursorPagination
 from backoffice.api.views import CONFLICT, ERRORS, NOT_FOUND, READ_ERRORS, ApiView, get_or_404, validated
 from games import selectors, services
@@ -144,14 +146,50 @@ class RoundBetsView(ApiView):
                    **ERRORS, **NOT_FOUND, **CONFLICT},
     )
     def post(self, request, round_id):
-        round_ = get_or_404(selectors.round_get, round_id=round_id)
         data = validated(s.BetPlaceSerializer, request.data)
-        bet, created = services.bet_place(
-            round_id=round_.pk, account_external_id=data["account"], bet_type=data["bet_type"],
-            stake=data["stake"], idempotency_key=data["idempotency_key"], client=request.user,
+        bet, created = get_or_404(
+            services.bet_place, round_id=round_id, account_external_id=data["account"],
+            bet_type=data["bet_type"], stake=data["stake"], idempotency_key=data["idempotency_key"],
+            client=request.user,
         )
-        return Response(s.BetSerializer(selectors.bet_get(bet_id=bet.pk)).data,
-                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(s.BetSerializer(bet).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class RoundBetsBulkView(ApiView):
+    required_permissions = {"POST": "games.place_bet"}
+
+    @extend_schema(
+        tags=["bets"], summary="Place many bets on a round, each on its own (idempotent per item)",
+        request=s.BetBulkPlaceSerializer,
+        responses={200: OpenApiResponse(s.BetBulkResultsSerializer,
+                                        description="One result per bet, in order; the accepted ones are "
+                                        "written together in one transaction."),
+                   **ERRORS, **NOT_FOUND, **CONFLICT},
+    )
+    def post(self, request, round_id):
+        items = validated(s.BetBulkPlaceSerializer, request.data)["bets"]
+        results, checked = {}, {}
+        item_serializer = s.BetPlaceSerializer()  # one for every item, as a list serializer's child is
+        for index, item in enumerate(items):
+            try:
+                data = item_serializer.run_validation(item)
+            except ValidationError as error:
+                results[index] = {"status": status.HTTP_400_BAD_REQUEST, "errors": error.detail}
+                continue
+            checked[index] = {"account_external_id": data["account"], "bet_type": data["bet_type"],
+                              "stake": data["stake"], "idempotency_key": data["idempotency_key"]}
+        outcomes = get_or_404(services.bets_place, round_id=round_id, items=checked, client=request.user)
+        placed = [(index, outcome) for index, outcome in outcomes.items() if outcome.error is None]
+        # One serializer for every bet: building a model serializer's fields costs more than using them.
+        bodies = s.BetSerializer([outcome.bet for _, outcome in placed], many=True).data
+        for (index, outcome), body in zip(placed, bodies, strict=True):
+            results[index] = {"status": status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
+                              "bet": body}
+        for index, outcome in outcomes.items():
+            if outcome.error is not None:
+                code, errors = error_status_and_body(outcome.error)
+                results[index] = {"status": code, "errors": errors}
+        return Response({"results": [results[index] for index in range(len(items))]})
 
 
 class RoundDealView(ApiView):

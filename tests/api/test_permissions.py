@@ -79,6 +79,8 @@ ENDPOINTS = [
     Endpoint("rounds.detail", "get", lambda w: f"/rounds/{w.open_round.pk}/", READERS),
     Endpoint("rounds.bets.place", "post", lambda w: f"/rounds/{w.open_round.pk}/bets/", {INTEGRATION, ADMIN},
              {"account": "player-1", "bet_type": "TIE", "stake": "1.00", "idempotency_key": "matrix-2"}),
+    Endpoint("rounds.bets.bulk", "post", lambda w: f"/rounds/{w.open_round.pk}/bets/bulk/", {INTEGRATION, ADMIN},
+             {"bets": [{"account": "player-1", "bet_type": "TIE", "stake": "1.00", "idempotency_key": "matrix-3"}]}),
     Endpoint("rounds.deal", "post", lambda w: f"/rounds/{w.open_round.pk}/deal/", {INTEGRATION, ADMIN}),
     Endpoint("rounds.void", "post", lambda w: f"/rounds/{w.open_round.pk}/void/", {OPERATOR, ADMIN},
              {"reason": "matrix"}),

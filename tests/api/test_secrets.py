@@ -94,6 +94,11 @@ def test_no_unrevealed_server_seed_in_any_response(api_as, operator, integration
          {"account": "p1", "bet_type": "BANKER", "stake": "10.00", "idempotency_key": "k0"}, expect=409)
     walk(game_server, "post", f"/rounds/{first}/bets/",
          {"account": "p1", "bet_type": "BANKER", "stake": "9999.00", "idempotency_key": "k9"}, expect=400)
+    walk(game_server, "post", f"/rounds/{first}/bets/bulk/", {"bets": [
+        {"account": "p2", "bet_type": "TIE", "stake": "1.00", "idempotency_key": "bulk-1"},
+        {"account": "p1", "bet_type": "PLAYER", "stake": "10.00", "idempotency_key": "k0"},
+        {"account": "p1", "bet_type": "TIE", "stake": "9999.00", "idempotency_key": "bulk-2"},
+    ]}, expect=200)
     for client in (op, staff, game_server, admin):
         walk(client, "get", f"/rounds/{first}/", expect=200)
         walk(client, "get", f"/rounds/{first}/verify/", expect=409)

@@ -1,0 +1,1 @@
+"""bench_intake: bets per second through gunicorn against the floors measured in the same run."""

@@ -1,0 +1,203 @@
+"""One run of bench_intake: a fresh database, the SQL floor, then every phase through gunicorn."""
+
+import asyncio
+import json
+import random
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connections
+
+from benchmarks.database import create_database, drop_database, server_connection
+from benchmarks.pages.database import database_url
+from benchmarks.pages.server import gunicorn
+from games.choices import RoundStatus
+from games.models import Round
+
+from . import data
+from .client import closed_loop, http_request, open_loop, send
+from .floor import sql_floor
+from .report import Results, report
+from .waits import WaitSampler
+from .worker import settlement_worker
+
+WARM_UP_SECONDS = 2
+BIG_ROUND_BETS = 1000
+DEAL_EVERY_SECONDS = 1.0
+LAG_ROUNDS = 20
+SETTLE_WAIT_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class Plan:
+    clients: int
+    seconds: float
+    workers: int
+    bulk_size: int
+    accounts: int
+    rounds: int
+    lag_seconds: float
+    broker: str
+
+
+def labels(plan: Plan) -> dict:
+    return {
+        "floor": "framework floor: GET of a missing page (404)",
+        "read": "authenticated read: GET /games/{slug}/",
+        "single": f"single bets over {plan.rounds} rounds",
+        "one_round": "single bets on one round",
+        "bulk": f"bulk bets, {plan.bulk_size} a request, {plan.rounds} rounds",
+        "sql": f"SQL floor: a bet's writes, {plan.clients} clients",
+    }
+
+
+def fresh_database(say) -> None:
+    """Drop and create the configured database (its name ends in "bench"), then migrate it."""
+    params = dict(settings.DATABASES["default"])
+    connections.close_all()
+    with server_connection(params, autocommit=True) as maintenance:
+        drop_database(maintenance, params["NAME"])
+        create_database(maintenance, params["NAME"])
+    call_command("migrate", interactive=False, verbosity=0)
+    say(f"created and migrated {params['NAME']}")
+
+
+class Traffic:
+    """The requests of each phase, each bet with a key of its own."""
+
+    def __init__(self, token: str, accounts: list, slug: str):
+        self.auth = {"Authorization": f"Token {token}", "Accept": "application/json"}
+        self.accounts = accounts
+        self.slug = slug
+
+    def missing_page(self, sequence: int) -> bytes:
+        return http_request("GET", "/api/v1/no-such-page/", {})
+
+    def read(self, sequence: int) -> bytes:
+        return http_request("GET", f"/api/v1/games/{self.slug}/", self.auth)
+
+    def _bet(self, sequence: int) -> dict:
+        return {"account": random.choice(self.accounts), "bet_type": random.choice(["PLAYER", "BANKER", "TIE"]),
+                "stake": "1.00", "idempotency_key": f"bench-{time.monotonic_ns()}-{sequence}"}
+
+    def single(self, rounds: list):
+        def make(sequence: int) -> bytes:
+            body = json.dumps(self._bet(sequence)).encode()
+            return http_request("POST", f"/api/v1/rounds/{random.choice(rounds)}/bets/", self.auth, body)
+        return make
+
+    def bulk(self, rounds: list, size: int):
+        def make(sequence: int) -> bytes:
+            body = json.dumps({"bets": [self._bet(sequence * size + n) for n in range(size)]}).encode()
+            return http_request("POST", f"/api/v1/rounds/{random.choice(rounds)}/bets/bulk/", self.auth, body)
+        return make
+
+    def deal(self, round_id: int) -> bytes:
+        return http_request("POST", f"/api/v1/rounds/{round_id}/deal/", self.auth, b"{}")
+
+    def open_round(self) -> bytes:
+        return http_request("POST", f"/api/v1/games/{self.slug}/rounds/", self.auth, b"{}")
+
+
+def run(plan: Plan, *, say, write) -> None:
+    fresh_database(say)
+    token, game = data.client_token(), data.game()
+    accounts = data.accounts(plan.accounts)
+    rounds = {name: data.open_rounds(game.pk, count) for name, count in [
+        ("single", plan.rounds), ("one_round", 1), ("bulk", plan.rounds), ("sql", plan.rounds),
+        ("lag", LAG_ROUNDS), ("big", 1)]}
+    client_id = data.User.objects.get(username="bench-game-server").pk
+    params = dict(settings.DATABASES["default"])
+    url = database_url(params["NAME"])
+    connections.close_all()
+    results = Results()
+    say(f"SQL floor: pgbench, {plan.clients} clients, {plan.seconds:.0f} s")
+    results.sql_floor = sql_floor(params, clients=plan.clients, seconds=int(plan.seconds),
+                                  accounts=data.account_id_range(), rounds=(min(rounds["sql"]), max(rounds["sql"])),
+                                  client_id=client_id)
+    connections.close_all()
+    traffic = Traffic(token, accounts, data.GAME_SLUG)
+    # LOG_LEVEL ERROR: Django logs every 404 as a warning, which would weigh on the framework floor.
+    server_env = {"CELERY_BROKER_URL": plan.broker, "LOG_LEVEL": "ERROR"}
+    with gunicorn(url, plan.workers, server_env) as port, settlement_worker(url, plan.broker):
+        say(f"gunicorn on 127.0.0.1:{port} ({plan.workers} workers), {plan.clients} clients, "
+            f"{plan.seconds:.0f} s a phase")
+        closed_loop(port, traffic.missing_page, clients=plan.clients, seconds=WARM_UP_SECONDS, expected={404})
+        closed_loop(port, traffic.single(rounds["sql"]), clients=plan.clients, seconds=WARM_UP_SECONDS,
+                    expected={201})
+        phases = [
+            ("floor", traffic.missing_page, {404}, 0),
+            ("read", traffic.read, {200}, 0),
+            ("single", traffic.single(rounds["single"]), {201}, 1),
+            ("one_round", traffic.single(rounds["one_round"]), {201}, 1),
+            ("bulk", traffic.bulk(rounds["bulk"], plan.bulk_size), {200}, plan.bulk_size),
+        ]
+        for key, make, expected, size in phases:
+            say(f"  {labels(plan)[key]}")
+            with WaitSampler(params) as sampler:
+                phase = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds, expected=expected)
+            results.phases[key] = (phase, size)
+            results.waits[key] = sampler.shares()
+        if plan.lag_seconds:
+            results.lag = dealing_under_load(port, traffic, plan, rounds, results.phases["single"][0].per_second,
+                                             say)
+    connections.close_all()
+    results.problems = [f"ledger differs from the balance of {', '.join(found[:5])}"
+                        for found in [data.ledger_problems()] if found]
+    report(results, labels(plan), write)
+
+
+def dealing_under_load(port: int, traffic: Traffic, plan: Plan, rounds: dict, single_rate: float, say) -> dict:
+    """Single bets at 80 % of their maximum over live rounds while a dealer deals one a second (the
+    first a round holding BIG_ROUND_BETS bets) and opens its replacement; the settlement lag of each."""
+    big = rounds["big"][0]
+    for start in range(0, BIG_ROUND_BETS, 500):
+        size = min(500, BIG_ROUND_BETS - start)
+        _, status, _ = asyncio.run(send(port, traffic.bulk([big], size)(start // 500)))
+        if status != 200:
+            raise RuntimeError(f"filling the big round failed: HTTP {status}")
+    rate = max(1.0, 0.8 * single_rate)
+    live = list(rounds["lag"])
+    say(f"  dealing under load: {rate:.0f} bets/s for {plan.lag_seconds:.0f} s")
+
+    async def dealer(deadline: float) -> list:
+        deals = []
+        await asyncio.sleep(DEAL_EVERY_SECONDS)
+        elapsed, status, _ = await send(port, traffic.deal(big))
+        deals.append((big, elapsed, status))
+        while time.perf_counter() + DEAL_EVERY_SECONDS < deadline:
+            await asyncio.sleep(DEAL_EVERY_SECONDS)
+            _, status, body = await send(port, traffic.open_round())
+            if status == 201:
+                live.append(json.loads(body)["id"])
+            round_id = live.pop(0)
+            elapsed, status, _ = await send(port, traffic.deal(round_id))
+            deals.append((round_id, elapsed, status))
+        return deals
+
+    def make(sequence: int) -> bytes:
+        return traffic.single(live[-LAG_ROUNDS:])(sequence)
+
+    bets, deals = open_loop(port, make, rate=rate, seconds=plan.lag_seconds, expected={201}, alongside=dealer)
+    dealt = [round_id for round_id, _ms, status in deals if status == 200]
+    lags = _settlement_lags(dealt)
+    # A bet that raced its round's deal is refused (409): expected, and counted apart.
+    refused = bets.unexpected.pop(409, 0)
+    return {"rate": rate, "seconds": plan.lag_seconds, "rounds": LAG_ROUNDS, "bets": bets, "refused": refused,
+            "big_bets": BIG_ROUND_BETS, "big_deal_ms": deals[0][1],
+            "big_lag": lags.pop(big, float("nan")), "lags": list(lags.values()),
+            "deal_ms": [ms for _id, ms, _status in deals]}
+
+
+def _settlement_lags(round_ids: list) -> dict:
+    """{round id: seconds from its deal to its settlement}, waiting for the worker to finish."""
+    deadline = time.monotonic() + SETTLE_WAIT_SECONDS
+    rounds = Round.objects.filter(pk__in=round_ids)
+    while rounds.filter(status=RoundStatus.DEALT).exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    lags = {round_id: (settled - dealt).total_seconds()
+            for round_id, dealt, settled in rounds.values_list("pk", "dealt_at", "settled_at") if settled}
+    connections.close_all()
+    return lags

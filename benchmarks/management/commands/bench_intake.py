@@ -1,0 +1,64 @@
+"""Bets per second through gunicorn on PostgreSQL, each figure beside a floor measured in the same run.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/baccarat_intake_bench \\
+        python manage.py bench_intake [--clients 16] [--seconds 15] [--workers 4] [--bulk-size 100]
+                                      [--accounts 1000] [--rounds 150] [--lag-seconds 60]
+                                      [--broker redis://127.0.0.1:6379/12]
+
+1. Drops and re-creates the configured database (its name must end in "bench"), migrates it, and
+   fills it: an integration client with its token, one game, funded accounts, open rounds.
+2. The SQL floor: pgbench runs a bet's durable writes (balance, bet, ledger entry) as one
+   transaction per bet at the same concurrency.
+3. Starts gunicorn (DEBUG off, persistent connections) and a Celery worker, and drives them from a
+   lean asyncio client (``--clients`` requests in flight, a connection per request, as gunicorn's
+   sync workers close them): the framework floor (a 404), an authenticated read, single bets over
+   many rounds, single bets on one round, bulk bets; then, for ``--lag-seconds``, single bets at
+   80 % of their measured maximum while a round of 1,000 bets and then a round a second are dealt,
+   and the settlement lag of each (0 skips it).
+4. Prints requests and bets per second with p50 and p99, the ratios against the targets, and checks
+   that the ledger still equals every balance.
+
+The code is in benchmarks.intake.
+"""
+
+import signal
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+
+from benchmarks.intake.run import Plan, run
+
+EXAMPLE_URL = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/baccarat_intake_bench"
+
+
+class Command(BaseCommand):
+    help = "Bets per second through gunicorn against the framework and SQL floors, measured in one run."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--clients", type=int, default=16, help="requests in flight (default 16)")
+        parser.add_argument("--seconds", type=float, default=15, help="seconds a phase (default 15)")
+        parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
+        parser.add_argument("--bulk-size", type=int, default=100, help="bets a bulk request (default 100)")
+        parser.add_argument("--accounts", type=int, default=1000, help="default 1000")
+        parser.add_argument("--rounds", type=int, default=150, help="rounds the many-rounds phases spread over")
+        parser.add_argument("--lag-seconds", type=float, default=60,
+                            help="seconds of dealing under load (default 60; 0 skips it)")
+        parser.add_argument("--broker", default="redis://127.0.0.1:6379/12",
+                            help="Celery broker of the bench's worker (default redis://127.0.0.1:6379/12)")
+
+    def handle(self, *args, **options):
+        if connection.vendor != "postgresql":
+            raise CommandError(f"bench_intake runs on PostgreSQL only; run it with {EXAMPLE_URL}.")
+        name = connection.settings_dict["NAME"] or ""
+        if not name.endswith("bench"):
+            raise CommandError(f"bench_intake drops and re-creates the database it runs on, and {name!r} does not "
+                               f"end in 'bench'. Use a database of its own, e.g. {EXAMPLE_URL}.")
+        if not 1 <= options["bulk_size"] <= 1000 or options["clients"] < 1 or options["seconds"] <= 0:
+            raise CommandError("--bulk-size must be 1 to 1000, --clients at least 1, --seconds positive")
+        # A SIGTERM ends the command through its finally blocks, so the processes it started stop too.
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
+        plan = Plan(clients=options["clients"], seconds=options["seconds"], workers=options["workers"],
+                    bulk_size=options["bulk_size"], accounts=options["accounts"], rounds=options["rounds"],
+                    lag_seconds=options["lag_seconds"], broker=options["broker"])
+        run(plan, say=self.stderr.write, write=self.stdout.write)

@@ -1,0 +1,64 @@
+"""The write of a new bet: the debit, the bet and its stake entry in one statement on PostgreSQL.
+
+It is wallet.services.ledger_post fused with the bet's insert, for the one path where the number of
+statements is the cost: the round is taken FOR SHARE and re-checked OPEN (games/locks.py says why),
+the balance is debited only if it covers the stake, and the bet and the ledger entry are inserted
+only if both held, all in one statement. Elsewhere (the embedded SQLite, whose transactions take
+the database's write lock when they begin, so what the caller read still holds) the same work is
+done by the ORM through ledger_post.
+"""
+
+from django.db import connection
+
+from games.choices import BetStatus, RoundStatus
+from games.locks import OPEN_ROUND_FOR_SHARE
+from games.models import Bet
+from wallet.choices import LedgerKind
+from wallet.models import Account, LedgerEntry
+from wallet.services import ledger_post
+
+_BET_INSERT = f"""
+    WITH open_round AS MATERIALIZED ({OPEN_ROUND_FOR_SHARE}),
+    debit AS (
+        UPDATE {Account._meta.db_table} SET balance = balance - %(stake)s
+        WHERE id = %(account_id)s AND balance >= %(stake)s AND EXISTS (SELECT FROM open_round)
+        RETURNING balance
+    ),
+    bet AS (
+        INSERT INTO {Bet._meta.db_table}
+            (round_id, account_id, client_id, bet_type, stake, multiplier, idempotency_key, status, placed_at)
+        SELECT %(round_id)s, %(account_id)s, %(client_id)s, %(bet_type)s, %(stake)s, %(multiplier)s,
+               %(idempotency_key)s, %(pending)s, %(placed_at)s
+        FROM debit
+        RETURNING id
+    )
+    INSERT INTO {LedgerEntry._meta.db_table} (account_id, bet_id, kind, amount, balance_after, reason, created_at)
+    SELECT %(account_id)s, bet.id, %(kind)s, -%(stake)s, debit.balance, '', %(placed_at)s
+    FROM bet, debit
+    RETURNING bet_id, balance_after
+"""
+
+
+def bet_insert(bet: Bet) -> bool:
+    """Write an unsaved bet (its account loaded, its round read OPEN) and debit its stake.
+
+    False, with nothing written, when the round is no longer OPEN or the balance no longer covers
+    the stake. A used idempotency key raises IntegrityError (the unique (client, key)).
+    """
+    if connection.vendor != "postgresql":
+        bet.save(force_insert=True)
+        ledger_post(account=bet.account, bet_id=bet.pk, kind=LedgerKind.STAKE, amount=-bet.stake)
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute(_BET_INSERT, {
+            "round_id": bet.round_id, "open": RoundStatus.OPEN, "account_id": bet.account_id,
+            "client_id": bet.client_id, "bet_type": bet.bet_type, "stake": bet.stake,
+            "multiplier": bet.multiplier, "idempotency_key": bet.idempotency_key,
+            "pending": BetStatus.PENDING, "placed_at": bet.placed_at, "kind": LedgerKind.STAKE,
+        })
+        written = cursor.fetchone()
+    if written is None:
+        return False
+    bet.pk, bet.account.balance = written
+    bet._state.adding, bet._state.db = False, connection.alias  # as if loaded: saving it again updates
+    return True

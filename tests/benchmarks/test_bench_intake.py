@@ -1,0 +1,73 @@
+"""bench_intake: what it refuses, and one short run end to end through gunicorn and a worker.
+
+The run checks that the command works and prints every figure beside its floor; it asserts no
+speed (that is what the command is for, on a quiet machine).
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import redis
+from django.conf import settings
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from benchmarks.database import drop_database, server_connection
+from benchmarks.intake.client import Phase, http_request
+
+# A database of its own beside the settlement bench's (TEST_BENCH_DATABASE ends in "bench").
+BENCH_DATABASE = os.environ.get("TEST_BENCH_DATABASE", "baccarat_test_bench").removesuffix("bench") + "intake_bench"
+BENCH_BROKER_DB = int(os.environ.get("TEST_BENCH_REDIS_DB", "13"))
+
+
+def test_refuses_a_database_it_must_not_drop(db):
+    expected = "PostgreSQL only" if connection.vendor != "postgresql" else "does not end in 'bench'"
+    with pytest.raises(CommandError, match=expected):
+        call_command("bench_intake", "--seconds", "1")
+
+
+def test_requests_are_plain_http_1_1_with_a_body_length():
+    raw = http_request("POST", "/api/v1/rounds/1/bets/", {"Authorization": "Token t"}, b'{"a": 1}')
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /api/v1/rounds/1/bets/ HTTP/1.1\r\n")
+    assert b"Content-Length: 8" in head and b"Connection: close" in head and body == b'{"a": 1}'
+
+
+def test_a_phase_counts_only_the_expected_statuses():
+    phase = Phase(seconds=2.0)
+    for status in (201, 201, 409, 500):
+        phase.add(10.0, status, {201})
+    assert phase.per_second == 1.0 and phase.unexpected == {409: 1, 500: 1}
+
+
+@pytest.mark.services
+def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
+    params = postgres.settings_dict
+    credentials = params["USER"] + (f":{params['PASSWORD']}" if params["PASSWORD"] else "")
+    database_url = f"postgres://{credentials}@{params['HOST']}:{params['PORT'] or 5432}/{BENCH_DATABASE}"
+    broker = f"{redis_url.rsplit('/', 1)[0]}/{BENCH_BROKER_DB}"
+    try:
+        result = subprocess.run(
+            [sys.executable, "manage.py", "bench_intake", "--seconds", "2", "--lag-seconds", "3", "--clients", "4",
+             "--rounds", "10", "--accounts", "50", "--bulk-size", "20", "--workers", "2", "--broker", broker],
+            cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=600,
+            env={**os.environ, "DATABASE_URL": database_url},
+        )
+    finally:
+        with server_connection(params, autocommit=True) as maintenance:
+            drop_database(maintenance, BENCH_DATABASE)
+        redis.Redis.from_url(broker).flushdb()
+    output = result.stdout
+    assert result.returncode == 0, output + result.stderr
+    for label in ("framework floor", "authenticated read", "single bets over 10 rounds", "single bets on one round",
+                  "bulk bets, 20 a request", "SQL floor"):
+        assert re.search(rf"^{re.escape(label)}.*\s[\d.]+\s*$|^{re.escape(label)}.*transactions/s", output, re.M), \
+            (label, output)
+    for ratio in ("single bets / framework floor", "one round / many rounds", "bulk bets / SQL floor",
+                  "single-bet p99", "settlement lag p99"):
+        assert re.search(rf"^\s+{re.escape(ratio)}.*\s[\d.]+\s+target .* (met|MISSED)$", output, re.M), (ratio, output)
+    assert "a round with 1,000 bets: deal request" in output
+    assert "exactly once: ledger equals balances for every account" in output

@@ -1,0 +1,191 @@
+"""Bet intake under races, on the real PostgreSQL: many connections at once, each in its own thread.
+
+The round is held FOR SHARE by bets and FOR UPDATE by deal and void (games/locks.py); the balance
+by the account's row; the idempotency key by the unique (client, key). These tests show each holds
+when requests arrive together, and count the statements of a new bet.
+"""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import connection, connections
+from django.db.models import Sum
+from django.test.utils import CaptureQueriesContext
+
+from games import services
+from games.choices import BetStatus, RoundStatus
+from games.errors import Conflict
+from games.models import Bet, Round
+from settlement.services import settlement_sweep
+from wallet.choices import LedgerKind
+from wallet.models import Account, LedgerEntry
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+def together(calls):
+    """Run the calls at once, each in a thread with its own connection: their results (or errors), in order."""
+    barrier = threading.Barrier(len(calls))
+
+    def run(call):
+        try:
+            barrier.wait()
+            return call()
+        except Exception as error:  # noqa: BLE001 - the test inspects every outcome
+            return error
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(run, calls))
+
+
+def place(round_id, client, key, account="p1", stake="10.00", bet_type="PLAYER"):
+    return lambda: services.bet_place(round_id=round_id, account_external_id=account, bet_type=bet_type,
+                                      stake=stake, idempotency_key=key, client=client)
+
+
+def assert_ledger_matches_balances():
+    for account in Account.objects.all():
+        total = LedgerEntry.objects.filter(account=account).aggregate(total=Sum("amount"))["total"]
+        assert total == account.balance, account.external_id
+        last = LedgerEntry.objects.filter(account=account).order_by("-id").first()
+        assert last.balance_after == account.balance
+
+
+def test_many_bets_of_one_account_on_one_round_spend_its_balance_exactly_once(postgres, game, integration,
+                                                                              funded_account):
+    funded_account("p1", "100.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+    outcomes = together([place(round_.pk, integration, f"k{index}") for index in range(16)])
+    accepted = [outcome for outcome in outcomes if isinstance(outcome, tuple)]
+    refused = [outcome for outcome in outcomes if not isinstance(outcome, tuple)]
+    assert len(accepted) == 10 and all(created for _, created in accepted)
+    assert all(isinstance(error, ValidationError) and "stake" in error.message_dict for error in refused)
+    assert Account.objects.get(external_id="p1").balance == 0
+    stakes = LedgerEntry.objects.filter(kind=LedgerKind.STAKE)
+    assert sorted(entry.balance_after for entry in stakes) == [Decimal(10 * n) for n in range(10)]
+    assert_ledger_matches_balances()
+
+
+def test_bets_of_many_accounts_on_one_round_go_on_together(postgres, game, integration, funded_account):
+    for index in range(12):
+        funded_account(f"p{index}", "50.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+    outcomes = together([place(round_.pk, integration, f"k{index}", account=f"p{index}") for index in range(12)])
+    assert all(isinstance(outcome, tuple) and outcome[1] for outcome in outcomes), outcomes
+    assert Bet.objects.filter(round=round_).count() == 12
+    assert_ledger_matches_balances()
+
+
+@pytest.mark.parametrize("closing", ["deal", "void"])
+def test_a_round_that_closes_while_bets_arrive_takes_none_after_it(postgres, game, integration, operator,
+                                                                  funded_account, closing):
+    """Every bet is either in the round before it closed (and so settled or refunded with it) or refused."""
+    for index in range(8):
+        funded_account(f"p{index}", "1000.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+
+    def bettor(index):
+        def run():
+            answers = []
+            for attempt in range(12):
+                try:
+                    answers.append(place(round_.pk, integration, f"k{index}-{attempt}", account=f"p{index}")())
+                except Conflict as conflict:
+                    answers.append(conflict)
+            return answers
+        return run
+
+    def close():
+        threading.Event().wait(0.05)  # let the first bets in
+        if closing == "deal":
+            return services.round_deal(round_id=round_.pk, actor=integration)
+        return services.round_void(round_id=round_.pk, actor=operator, reason="race")
+
+    *answers, closed = together([bettor(index) for index in range(8)] + [close])
+    assert isinstance(closed, Round), closed
+    flat = [answer for per_bettor in answers for answer in per_bettor]
+    accepted = [answer[0].pk for answer in flat if isinstance(answer, tuple)]
+    refused = [answer for answer in flat if isinstance(answer, Conflict)]
+    assert len(accepted) + len(refused) == len(flat)
+    assert accepted and refused, "the race should have bets on both sides of the close"
+    assert all(conflict.code == "round_not_open" for conflict in refused)
+    for per_bettor in answers:  # once refused, a bettor's later bets are refused too
+        kinds = [isinstance(answer, tuple) for answer in per_bettor]
+        assert kinds == sorted(kinds, reverse=True)
+    if closing == "deal":
+        # Settling reads the round's bets once: any bet that slipped in after the deal stays PENDING.
+        settlement_sweep(round_ids=[round_.pk])
+    round_.refresh_from_db()
+    assert round_.status == (RoundStatus.SETTLED if closing == "deal" else RoundStatus.VOID)
+    assert not Bet.objects.filter(round=round_, status=BetStatus.PENDING).exists()
+    assert sorted(Bet.objects.filter(round=round_).values_list("pk", flat=True)) == sorted(accepted)
+    if closing == "void":
+        assert set(Account.objects.values_list("balance", flat=True)) == {Decimal("1000.00")}
+    assert_ledger_matches_balances()
+
+
+def test_the_same_key_in_single_and_bulk_requests_at_once_is_one_bet(postgres, game, integration,
+                                                                    funded_account):
+    funded_account("p1", "1000.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+    shared = {"account_external_id": "p1", "bet_type": "BANKER", "stake": "10.00", "idempotency_key": "shared"}
+
+    def bulk(index):
+        own = {**shared, "idempotency_key": f"own-{index}"}
+        return lambda: services.bets_place(round_id=round_.pk, items={0: own, 1: shared}, client=integration)
+
+    outcomes = together([place(round_.pk, integration, "shared", bet_type="BANKER") for _ in range(6)]
+                        + [bulk(index) for index in range(6)])
+    singles, bulks = outcomes[:6], outcomes[6:]
+    assert all(isinstance(outcome, tuple) for outcome in singles), singles
+    assert all(isinstance(outcome, dict) for outcome in bulks), bulks
+    shared_answers = [(bet.pk, created) for bet, created in singles] + [
+        (outcome[1].bet.pk, outcome[1].created) for outcome in bulks]
+    assert len({bet_id for bet_id, _ in shared_answers}) == 1
+    assert sum(created for _, created in shared_answers) == 1
+    assert all(outcome[0].created for outcome in bulks)
+    assert Bet.objects.filter(idempotency_key="shared").count() == 1
+    assert LedgerEntry.objects.filter(kind=LedgerKind.STAKE).count() == 7
+    assert Account.objects.get(external_id="p1").balance == Decimal("930.00")
+    assert_ledger_matches_balances()
+
+
+def test_bulk_requests_racing_on_one_account_never_overspend(postgres, game, integration, funded_account):
+    funded_account("p1", "100.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+
+    def bulk(index):
+        items = {n: {"account_external_id": "p1", "bet_type": "TIE", "stake": "10.00",
+                     "idempotency_key": f"b{index}-{n}"} for n in range(4)}
+        return lambda: services.bets_place(round_id=round_.pk, items=items, client=integration)
+
+    outcomes = together([bulk(index) for index in range(4)] + [place(round_.pk, integration, f"s{n}")
+                                                                for n in range(4)])
+    bulk_accepted = sum(item.created for outcome in outcomes[:4] for item in outcome.values())
+    single_accepted = sum(isinstance(outcome, tuple) for outcome in outcomes[4:])
+    assert bulk_accepted + single_accepted == 10
+    assert Account.objects.get(external_id="p1").balance == 0
+    assert_ledger_matches_balances()
+
+
+def test_a_new_bet_is_at_most_six_statements(postgres, game, integration, funded_account):
+    """BEGIN, the read, the write, the audit event's insert, COMMIT: the bet's transaction. What runs
+    after its commit (the audit sequencer, settlement's enqueueing) is not part of it."""
+    funded_account("p1", "100.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+    with CaptureQueriesContext(connection) as bet:
+        services.bet_place(round_id=round_.pk, account_external_id="p1", bet_type="TIE", stake="1.00",
+                           idempotency_key="counted", client=integration)
+    captured = [query["sql"] for query in bet.captured_queries]
+    assert captured[0] == "BEGIN", captured
+    statements = captured[: captured.index("COMMIT") + 1]
+    assert len(statements) <= 6, statements
+    own = statements
+    # No lock wider than the round's shared gate and the rows the bet changes.
+    assert not any("FOR UPDATE" in sql or "pg_advisory_xact_lock(" in sql for sql in own), own
+    assert sum("FOR SHARE" in sql for sql in own) == 1, own
