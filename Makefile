@@ -37,7 +37,7 @@ migrate: install
 	DEBUG=1 $(PY) manage.py migrate --noinput
 
 run: migrate
-	DEBUG=1 $(PY) manage.py seed_demo
+	DEBUG=1 $(PY) manage.py seed_demo --server $(HOST):$(PORT) --server-starts
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 # The linter first (ruff, configured in pyproject.toml; the import contracts are tests/test_architecture.py),
