@@ -80,7 +80,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
     @admin.display(description="more")
     def related_links(self, obj):
         links = format_html_join(" · ", '<a href="{}">{}</a>', self.account_links(obj))
-        return format_html("{} · the running balance: “History” above", links)
+        return format_html("{} · the running balance: “Ledger history” above", links)
 
     # History: the ledger in order with the running balance.
 

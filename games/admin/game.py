@@ -21,6 +21,13 @@ from games.forms import GameInstanceForm, RotateSeedForm, rtp_preview
 from games.models import GameInstance, Round, SeedPair
 
 
+def multiplier_text(value) -> str:
+    """2.0000 → "2.00", 1.9500 → "1.95", 1.9625 → "1.9625": the places that say something, two at least."""
+    text = f"{value.normalize():f}"
+    whole, _dot, places = text.partition(".")
+    return f"{whole}.{places.ljust(2, '0')}"
+
+
 class ServiceRejected(Exception):
     """A service refused a write the form had validated; the form is shown again with its errors."""
 
@@ -32,8 +39,8 @@ class ServiceRejected(Exception):
 @admin.register(GameInstance)
 class GameInstanceAdmin(BackOfficeAdmin):
     form = GameInstanceForm
-    list_display = ("slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
-                    "tie_multiplier", "rtp_summary", "min_bet", "max_bet", "currency", "updated_at")
+    # Compact columns (multipliers, RTP and limits one column each), so the list fits a laptop screen.
+    list_display = ("slug", "name", "status", "decks", "multipliers", "rtp_summary", "bet_limits", "updated_at")
     list_display_links = ("slug", "name")
     list_filter = ("status", "decks", "currency")
     search_fields = ("slug", "name")
@@ -137,6 +144,15 @@ class GameInstanceAdmin(BackOfficeAdmin):
 
     # Read-only displays.
 
+    @admin.display(description="multipliers P / B / T")
+    def multipliers(self, obj):
+        return format_html('<span class="pf-nowrap">{}</span>', " / ".join(
+            multiplier_text(value) for value in (obj.player_multiplier, obj.banker_multiplier, obj.tie_multiplier)))
+
+    @admin.display(description="bet limits", ordering="max_bet")
+    def bet_limits(self, obj):
+        return format_html('<span class="pf-nowrap">{} – {} {}</span>', obj.min_bet, obj.max_bet, obj.currency)
+
     @admin.display(description="Return to player")
     def rtp_summary(self, obj):
         preview = rtp_preview(decks=obj.decks, player=obj.player_multiplier, banker=obj.banker_multiplier,
@@ -144,7 +160,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
         if not preview["ok"]:
             return EMPTY
         return format_html_join(
-            " · ", '<span class="{}" title="house edge {} %">{} {} %</span>',
+            " ", '<span class="pf-nowrap {}" title="house edge {} %">{} {} %</span>',
             (("pf-rtp-over" if bet["over_100"] else "pf-rtp", bet["house_edge"], bet["label"][0], bet["rtp"])
              for bet in preview["bets"]),
         )

@@ -7,6 +7,7 @@ from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, Q, Sum
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.html import format_html, format_html_join
@@ -147,7 +148,8 @@ class RoundAdmin(ReadOnlyAdmin):
         totals = obj.bets.aggregate(count=Count("id"), staked=Sum("stake"), paid=Sum("payout"))
         if not totals["count"]:
             return "No bets."
-        return format_html('{} bets, staked {}, returned {} {} · <a href="{}">list</a>', totals["count"],
+        return format_html('{} bet{}, staked {}, returned {} {} · <a href="{}">list</a>', totals["count"],
+                           pluralize(totals["count"]),
                            money(totals["staked"]), money(totals["paid"]), obj.game.currency,
                            changelist_url(Bet, round__id__exact=obj.pk))
 
@@ -211,10 +213,11 @@ class RoundAdmin(ReadOnlyAdmin):
         return round_.seed_pair.revealed_at is not None and bool(round_.cards)
 
     def verify_round_view(self, request, round_):
-        """POST: recompute the round from its revealed seed pair (selectors.round_verification) and show
-        the stored and recomputed deal side by side. Nothing is written."""
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
+        """GET: recompute the round from its revealed seed pair (selectors.round_verification) and show
+        the stored and recomputed deal side by side. Nothing is written, so the page can be linked and
+        reloaded."""
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponseNotAllowed(["GET", "HEAD"])
         try:
             verification = selectors.round_verification(round_=round_)
         except Conflict as conflict:

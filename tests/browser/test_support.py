@@ -66,7 +66,7 @@ def test_support_looks_a_round_up_sees_its_cards_and_verifies_it_after_rotation(
     # Before the rotation: no seed, nothing to verify yet, and no void for support.
     expect(page.locator(".field-server_seed_shown")).to_contain_text("Secret until the seed pair is revealed")
     expect(page.locator(".field-verification")).to_contain_text("Possible once the seed pair is revealed")
-    expect(page.get_by_role("button", name="Recompute by PF-1")).to_have_count(0)
+    expect(page.get_by_role("link", name="Recompute by PF-1")).to_have_count(0)
     expect(page.get_by_role("link", name="Void round…")).to_have_count(0)
     assert wanted.seed_pair.server_seed not in page.content()
     shot("3-round-before-rotation")
@@ -77,7 +77,7 @@ def test_support_looks_a_round_up_sees_its_cards_and_verifies_it_after_rotation(
     page.reload()
     expect(page.locator(".field-server_seed_shown")).to_contain_text(revealed.server_seed)
     shot("4-round-revealed")
-    page.get_by_role("button", name="Recompute by PF-1").click()
+    page.get_by_role("link", name="Recompute by PF-1").click()
 
     result = page.locator("#verification-result")
     verdict = result.locator(".pf-verdict")

@@ -109,7 +109,8 @@ class Command(BaseCommand):
                             help=f"Spread the play over this many days up to now (default {DEFAULT_DAYS}).")
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                             help="Random seed of the bet choices (not of the server seeds).")
-        parser.add_argument("--server", default=f"{os.environ.get('HOST') or '127.0.0.1'}:{os.environ.get('PORT') or 8000}",
+        default_server = f"{os.environ.get('HOST') or '127.0.0.1'}:{os.environ.get('PORT') or 8000}"
+        parser.add_argument("--server", default=default_server,
                             help="HOST:PORT of the development server, for the sign-in address printed at the end "
                                  "(default $HOST:$PORT, else 127.0.0.1:8000).")
         parser.add_argument("--server-starts", action="store_true",
@@ -278,19 +279,25 @@ class DemoClock:
 
     Every timestamp the services and models write (``auto_now_add`` included) reads that function, so
     rounds, bets, ledger entries, settlements and audit events are written as if played on the day
-    the clock shows. It only moves forward, and it is restored on exit, whatever happens.
+    the clock shows. It only moves forward (at the real pace between two settings), and it is restored
+    on exit, whatever happens.
     """
 
     def __init__(self, *, start: datetime, end: datetime):
-        self.start, self.end, self.current = start, end, start
+        self.start, self.end = start, end
+        self._moment, self._set_at = start, time.monotonic()
         self._real_now = None
 
+    def now(self) -> datetime:
+        """The moment last set, plus the real time since: what takes time (a settlement) still does."""
+        return self._moment + timedelta(seconds=time.monotonic() - self._set_at)
+
     def set(self, moment: datetime) -> None:
-        self.current = max(self.current, moment)
+        self._moment, self._set_at = max(self.now(), moment), time.monotonic()
 
     def __enter__(self):
         self._real_now = timezone.now
-        timezone.now = lambda: self.current
+        timezone.now = self.now
         return self
 
     def __exit__(self, *exc_info):
