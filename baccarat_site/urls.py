@@ -22,3 +22,4 @@ urlpatterns = [
 ]
 
 handler404 = "backoffice.api.views.not_found"
+handler403 = "backoffice.admin.denied.permission_denied"

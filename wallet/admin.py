@@ -170,10 +170,12 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
 
     def get_urls(self):
         return [
-            path("<path:object_id>/adjust/", self.object_view(self.adjust_view, self.has_adjust_account_permission),
+            path("<path:object_id>/adjust/", self.object_view(self.adjust_view, self.has_adjust_account_permission,
+                                                              "wallet.adjust_account"),
                  name=self.url_name("adjust")),
             path("<path:object_id>/account-history/",
-                 self.object_view(self.account_history_view, self.has_account_history_permission),
+                 self.object_view(self.account_history_view, self.has_account_history_permission,
+                                  "wallet.view_ledgerentry"),
                  name=self.url_name("account_history")),
             *super().get_urls(),
         ]

@@ -262,7 +262,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
         return [
             path("rtp-preview/", self.admin_site.admin_view(self.rtp_preview_view), name=self.url_name("rtp_preview")),
             path("<path:object_id>/rotate-seed/", self.object_view(self.rotate_seed_view,
-                                                                    self.has_rotate_seeds_permission),
+                                                                    self.has_rotate_seeds_permission,
+                                                                    "games.rotate_seeds"),
                  name=self.url_name("rotate_seed")),
             *super().get_urls(),
         ]
