@@ -123,6 +123,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
                                             reason=reason)
         except ValidationError as error:
             return service_error_messages(error)
+        self.log_change(request, account, f"Balance adjusted by {entry.amount} to {entry.balance_after}: {reason}")
         self.message_user(request, f"{account.external_id}: adjusted by {entry.amount}; the balance is now "
                                    f"{entry.balance_after} {account.currency}.", messages.SUCCESS)
         return None

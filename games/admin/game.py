@@ -217,6 +217,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
         except ValidationError as error:
             self.message_user(request, f"{game.slug}: seed not rotated. {service_error_text(error)}", messages.ERROR)
             return False
+        self.log_change(request, game, f"Seed pair rotated: revealed {revealed.server_seed_hash[:16]}…, "
+                                       f"new {new_pair.server_seed_hash[:16]}…")
         self.message_user(
             request,
             f"{game.slug}: revealed the pair with hash {revealed.server_seed_hash[:16]}… "

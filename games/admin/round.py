@@ -172,6 +172,8 @@ class RoundAdmin(ReadOnlyAdmin):
         except (Conflict, ValidationError) as error:
             self.message_user(request, f"Round {round_.pk} not voided. {service_error_text(error)}", messages.ERROR)
             return False
+        # The audit trail holds the void; the admin's log shows it under "Recent actions" and History.
+        self.log_change(request, round_, f"Voided, bets refunded: {reason}")
         return True
 
     @admin.action(description="Void selected rounds and refund their bets…", permissions=["void_round"])
