@@ -5,6 +5,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from backoffice.api.docs import API_DESCRIPTION
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -121,6 +123,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Baccarat back-office API",
+    "DESCRIPTION": API_DESCRIPTION,  # roles, tokens, idempotency keys, errors, PF-1: above the operations
     "VERSION": "1.0.0",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
