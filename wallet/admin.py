@@ -20,7 +20,7 @@ from django.utils.html import format_html, format_html_join
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import admin_url, changelist_url, link, money, page_links, query_with, service_error_messages
 from backoffice.admin.search import matching_ids
-from backoffice.formatting import EMPTY
+from backoffice.formatting import EMPTY, timestamp
 from wallet import selectors, services
 from wallet.choices import LedgerKind
 from wallet.forms import AdjustBalanceForm
@@ -64,7 +64,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
             return EMPTY
         rows = format_html_join(
             "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            ((link(entry, f"#{entry.pk}"), entry.created_at.strftime("%Y-%m-%d %H:%M:%S"), entry.get_kind_display(),
+            ((link(entry, f"#{entry.pk}"), timestamp(entry.created_at), entry.get_kind_display(),
               entry.amount, entry.balance_after,
               self.bet_html(entry.bet_id, f"bet #{entry.bet_id}") if entry.bet_id else entry.reason)
              for entry in entries),

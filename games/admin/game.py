@@ -13,7 +13,7 @@ from django.utils.html import format_html, format_html_join
 
 from backoffice.admin.base import BackOfficeAdmin
 from backoffice.admin.html import admin_url, changelist_url, service_error_messages, service_error_text
-from backoffice.formatting import EMPTY
+from backoffice.formatting import EMPTY, timestamp
 from games import selectors, services
 from games.choices import RoundStatus
 from games.errors import Conflict
@@ -173,7 +173,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
         return format_html(
             'Server seed hash <code>{}</code><br>Client seed <code>{}</code> · next nonce {} · committed {}'
             '<br><a href="{}">Seed pair details</a>',
-            pair.server_seed_hash, pair.client_seed, pair.next_nonce, pair.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            pair.server_seed_hash, pair.client_seed, pair.next_nonce, timestamp(pair.created_at),
             admin_url(pair),
         )
 
@@ -185,7 +185,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
         rows = format_html_join(
             "", "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
             ((pair.server_seed_hash, pair.revealed_server_seed, pair.next_nonce,
-              pair.revealed_at.strftime("%Y-%m-%d %H:%M:%S")) for pair in pairs),
+              timestamp(pair.revealed_at)) for pair in pairs),
         )
         return format_html(
             '<table class="pf-table"><thead><tr><th>Hash</th><th>Server seed</th><th>Rounds</th>'

@@ -52,8 +52,8 @@ class SettlementFilter(admin.SimpleListFilter):
 
 @admin.register(Round)
 class RoundAdmin(ReadOnlyAdmin):
-    list_display = ("id", "game", "status", "nonce", "cards_column", "player_score", "banker_score", "natural",
-                    "outcome", "opened_at")
+    # The two scores share a column, so the list (outcome and time included) fits a laptop screen.
+    list_display = ("id", "game", "status", "nonce", "cards_column", "scores", "natural", "outcome", "opened_at")
     # The shoe sizes played are read from round_decks_filter_idx, not from every round.
     list_filter = ("status", "outcome", "natural", "game", ("decks", IndexedValuesFieldListFilter), SettlementFilter,
                    "opened_at")
@@ -81,6 +81,13 @@ class RoundAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("game", "seed_pair")
+
+    @admin.display(description="scores")
+    def scores(self, obj):
+        if obj.player_score is None:
+            return EMPTY
+        return format_html('<span class="pf-nowrap" title="Player – Banker">{} – {}</span>', obj.player_score,
+                           obj.banker_score)
 
     @admin.display(description="cards")
     def cards_column(self, obj):
