@@ -67,7 +67,10 @@
       responsive: true,
       maintainAspectRatio: false,
       interaction: { mode: "index", intersect: false },
-      scales: { x: { ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 12 } }, y: { title: { display: true, text: yTitle } } },
+      // Ticks as "11-26": the period's heading names the year, and six fit the narrowest chart.
+      scales: { x: { ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 6,
+                              callback: function (value) { return String(this.getLabelForValue(value)).slice(5); } } },
+                y: { title: { display: true, text: yTitle } } },
       plugins: {
         configMarkers: { changes: data.changes || [] },
         tooltip: { callbacks: { footer: markerTooltip(data.changes || []) } },
@@ -95,7 +98,10 @@
           "as a point; lines and trends appear as days accumulate.";
       note.hidden = false;
     }
-    function radius(normal) { return sparse ? 6 : normal; }
+    // Sparse: a large point on each day with play, none on the empty days around it.
+    function radius(normal) {
+      return sparse ? function (context) { return data.rtp[context.dataIndex] === null ? 0 : 6; } : normal;
+    }
     function level() { return sparse ? { pointRadius: 12, pointStyle: "line", borderWidth: 3 } : { pointRadius: 0 }; }
 
     charts.handle = new Chart(document.getElementById("chart-handle-ggr"), {
