@@ -139,7 +139,7 @@ def test_support_is_refused_a_configuration_change(page, live_server, sign_in, s
     assert AuditEvent.objects.count() == events
     assert not GameInstance.objects.filter(tie_multiplier=50).exists()
 
-    # What the browser shows for the same POST: Django's 403 page.
+    # What the browser shows for the same POST: the back-office's 403 page, naming what is needed.
     page.goto(change_url)
     with page.expect_navigation():
         page.evaluate("""() => {
@@ -156,7 +156,10 @@ def test_support_is_refused_a_configuration_change(page, live_server, sign_in, s
             document.body.appendChild(form);
             form.submit();
         }""")
-    expect(page.locator("h1")).to_contain_text("403")
+    expect(page.locator("h1")).to_contain_text("You may not open this page")
+    expect(page.locator(".errornote")).to_contain_text("(403)")
+    expect(page.locator("#denied-permission")).to_contain_text("games.change_gameinstance")
+    expect(page.locator("#denied-own-role")).to_contain_text("Support")
     expect(page.locator("body")).not_to_contain_text("CSRF")
     shot("2-post-refused")
     game.refresh_from_db()
