@@ -8,12 +8,21 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 
 # Migrations run as the tables' owner; the application as a role that owns nothing (db_roles).
-MIGRATION_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat_prod
+PROD_DATABASE ?= baccarat_prod
+MIGRATION_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/$(PROD_DATABASE)
 PROD_APP_ROLE ?= baccarat_app
 PROD_APP_PASSWORD ?= change-me-app-password
-PROD_DATABASE_URL ?= postgres://$(PROD_APP_ROLE):$(PROD_APP_PASSWORD)@127.0.0.1:5432/baccarat_prod
+PROD_DATABASE_URL ?= postgres://$(PROD_APP_ROLE):$(PROD_APP_PASSWORD)@127.0.0.1:5432/$(PROD_DATABASE)
 PROD_BROKER_URL ?= redis://127.0.0.1:6379/0
 WORKERS ?= 2
+# Workers and beat started by root drop to PROD_USER (which must be able to read Python and this
+# directory). Without PROD_USER, root keeps them as root, knowingly: Celery's superuser warning is
+# silenced (the JSON-only workers accept no pickle, the case where Celery refuses root outright).
+PROD_USER ?=
+PROD_GROUP ?= $(PROD_USER)
+IS_ROOT := $(filter 0,$(shell id -u))
+CELERY_USER = $(if $(IS_ROOT),$(if $(PROD_USER),--uid $(PROD_USER) --gid $(PROD_GROUP)))
+CELERY_ENV = $(if $(IS_ROOT),$(if $(PROD_USER),,PYTHONWARNINGS="ignore:You're running the worker with superuser privileges"))
 PROD_ENV = DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) \
 	AUDIT_SIGNING_KEY_FILE=$${AUDIT_SIGNING_KEY_FILE:-$(CURDIR)/audit-signing-key.pem} \
 	SECRET_KEY=$${SECRET_KEY:-change-me-$$(hostname)} ALLOWED_HOSTS=$${ALLOWED_HOSTS:-localhost,127.0.0.1}
@@ -34,7 +43,7 @@ migrate: install
 	DEBUG=1 $(PY) manage.py migrate --noinput
 
 run: migrate
-	DEBUG=1 $(PY) manage.py seed_demo
+	DEBUG=1 $(PY) manage.py seed_demo --server $(HOST):$(PORT) --server-starts
 	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 # The linter first (ruff, configured in pyproject.toml; the import contracts are tests/test_architecture.py),
@@ -56,8 +65,7 @@ clean:
 
 # --- Production shape on this machine: PostgreSQL, Redis, Celery workers and beat, gunicorn ---
 prod-setup: install
-	psql -h 127.0.0.1 -U postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'baccarat_prod'" | grep -q 1 \
-	    || createdb -h 127.0.0.1 -U postgres baccarat_prod
+	$(PROD_ENV) $(PY) -m baccarat_site.ensure_database "$(MIGRATION_DATABASE_URL)"
 	test -f audit-signing-key.pem || DEBUG=1 AUDIT_SIGNING_KEY_FILE=$(CURDIR)/audit-signing-key.pem $(PY) -c \
 	    "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'baccarat_site.settings'); django.setup(); \
 	    from audit.heads import public_key_b64; print('audit public key', public_key_b64())"
@@ -69,15 +77,23 @@ prod-web:
 	$(PROD_ENV) $(VENV)/bin/gunicorn baccarat_site.wsgi --bind $(HOST):$(PORT) --workers 3 --access-logfile -
 
 prod-worker:
-	$(PROD_ENV) $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO --concurrency=2
+	$(PROD_ENV) $(CELERY_ENV) $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO --concurrency=2 $(CELERY_USER)
 
 prod-beat:
-	$(PROD_ENV) $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO
+	$(PROD_ENV) $(CELERY_ENV) $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO $(CELERY_USER)
 
+# Each process runs in a session of its own (setsid), so a Ctrl-C at the terminal reaches only this
+# shell; on Ctrl-C or SIGTERM (which make passes on) the shell sends each process one SIGTERM (warm
+# shutdown: running tasks finish) and waits for them. When gunicorn stops, everything stops.
 prod: prod-setup
-	@trap 'kill 0' EXIT INT TERM; \
+	@pids=""; \
+	stop() { trap '' INT TERM; echo "make prod: stopping $$pids"; kill -TERM $$pids 2>/dev/null; wait; echo "make prod: stopped"; exit 0; }; \
+	trap stop INT TERM; \
 	for i in $$(seq 1 $(WORKERS)); do \
-	    $(PROD_ENV) $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO --concurrency=1 -n worker$$i@%h & \
+	    $(PROD_ENV) $(CELERY_ENV) setsid $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO --concurrency=1 -n worker$$i@%h $(CELERY_USER) & \
+	    pids="$$pids $$!"; \
 	done; \
-	$(PROD_ENV) $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO & \
-	$(PROD_ENV) $(VENV)/bin/gunicorn baccarat_site.wsgi --bind $(HOST):$(PORT) --workers 3 --access-logfile -
+	$(PROD_ENV) $(CELERY_ENV) setsid $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO $(CELERY_USER) & pids="$$pids $$!"; \
+	$(PROD_ENV) setsid $(VENV)/bin/gunicorn baccarat_site.wsgi --bind $(HOST):$(PORT) --workers 3 --access-logfile - & \
+	web=$$!; pids="$$pids $$web"; \
+	wait $$web; stop

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from backoffice.api.docs import API_DESCRIPTION
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -99,6 +101,7 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+FORMAT_MODULE_PATH = ["backoffice.formats"]  # dates to the second with their zone, on every page
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
@@ -123,6 +126,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Baccarat back-office API",
+    "DESCRIPTION": API_DESCRIPTION,  # roles, tokens, idempotency keys, errors, PF-1: above the operations
     "VERSION": "1.0.0",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -142,7 +146,7 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 if not CELERY_BROKER_URL:
-    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_URL = "memory://localhost/"  # with its host named, kombu has nothing to warn about
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

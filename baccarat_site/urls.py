@@ -12,6 +12,7 @@ api_v1 = ([*games_api, *wallet_api, *audit_api], "api")
 
 urlpatterns = [
     path("", public_views.fairness, name="fairness"),
+    path("pairs/<str:server_seed_hash>/", public_views.revealed_pair, name="public-pair"),
     path("admin/", admin.site.urls),
     path("api/v1/settlement/", include("settlement.api.urls")),
     path("api/v1/", include(api_v1)),
@@ -21,3 +22,4 @@ urlpatterns = [
 ]
 
 handler404 = "backoffice.api.views.not_found"
+handler403 = "backoffice.admin.denied.permission_denied"

@@ -3,6 +3,8 @@
 from decimal import Decimal
 from fractions import Fraction
 
+from django.utils import formats, timezone
+
 EMPTY = "—"  # what a page shows where there is no value
 
 
@@ -13,3 +15,10 @@ def percent(value, places: int = 2, unit: str = "") -> str:
         return EMPTY
     scaled = round(Fraction(value) * 100 * 10**places)
     return f"{Decimal(scaled).scaleb(-places):.{places}f}{unit}"
+
+
+def timestamp(value) -> str:
+    """A moment as every page writes it, to the second with its zone: "2026-11-30 14:11:05 UTC"."""
+    if value is None:
+        return EMPTY
+    return formats.date_format(timezone.localtime(value), "DATETIME_FORMAT")

@@ -27,7 +27,7 @@ from games.engine import (
 )
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 from games.models import GameInstance
-from games.validators import validate_client_seed_field
+from games.validators import validate_client_seed_field, validate_multiplier
 
 MULTIPLIER_FIELDS = {
     BetType.PLAYER: "player_multiplier",
@@ -128,6 +128,13 @@ def _multiplier_widget():
     })
 
 
+MULTIPLIER_HELP = (
+    f"What a winning bet returns per unit staked, the stake included: 2.0 returns twice the stake (the stake "
+    f"back and as much again, even money), 1.0 the stake only. From {MIN_MULTIPLIER} to {int(MAX_MULTIPLIER):,}, "
+    f"at most {MULTIPLIER_DECIMAL_PLACES} decimal places."
+)
+
+
 class GameInstanceForm(forms.ModelForm):
     """Creates (with an optional client seed) or changes (with a required reason) a game.
 
@@ -162,6 +169,13 @@ class GameInstanceForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        for name in MULTIPLIER_FIELDS.values():
+            if name in self.fields:
+                field = self.fields[name]
+                field.help_text = MULTIPLIER_HELP
+                # The multiplier rule says what is wrong in its own words ("at most 1000"), here, before the
+                # model's checks, whose digit counts of the column would repeat it in others.
+                field.validators = [validate_multiplier]
         if "reason" in self.fields and self.instance.pk is not None:
             self.fields["reason"].required = True
         if "decks" in self.fields:  # the model field's own bounds would show min="0"

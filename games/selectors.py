@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Prefetch, QuerySet, Subquery, Sum
+from django.db.models import Count, Prefetch, Q, QuerySet, Subquery, Sum
 
 from games.choices import GameStatus
 from games.engine import odds_report, verify_round
@@ -58,8 +58,17 @@ def public_games() -> list:
     games = list(GameInstance.objects.exclude(status=GameStatus.RETIRED).order_by("slug"))
     for game in games:
         game.active_pair = seed_pair_active(game=game)
-        game.recent_revealed = list(seed_pairs_revealed(game=game)[:PUBLIC_REVEALED_PER_GAME])
+        game.recent_revealed = list(
+            seed_pairs_revealed(game=game)
+            .annotate(dealt_rounds=Count("rounds", filter=Q(rounds__outcome__isnull=False)))[:PUBLIC_REVEALED_PER_GAME]
+        )
     return games
+
+
+def seed_pair_revealed_rounds(*, pair: SeedPair) -> QuerySet:
+    """The dealt rounds of a revealed pair, by nonce: what a player can recompute from its seed."""
+    return (Round.objects.filter(seed_pair=pair, outcome__isnull=False).order_by("nonce")
+            .values("nonce", "decks", "outcome", "player_score", "banker_score", "status"))
 
 
 def seed_pair_revealed_by_hash(*, server_seed_hash: str) -> SeedPair | None:

@@ -1,32 +1,68 @@
 """Public pages, no log-in: players verify rounds and see every game's seed commitments."""
 
+from urllib.parse import urlencode
+
+from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import render
+from django.urls import reverse
 
 from audit.selectors import audit_public_head
 from games import selectors
-from games.engine import is_red, label_symbol, verify_round
+from games.engine import dealt_hands, is_red, label_symbol, play_round, server_seed_hash, third_card_reasons
 from games.forms import PublicVerifyForm
 
+PAIR_ROUNDS_PER_PAGE = 500
 
-def _hand(cards):
-    return [{"label": label, "symbol": label_symbol(label), "red": is_red(label)} for label in cards]
+
+def _card(label: str) -> dict:
+    symbol = label_symbol(label)
+    return {"label": label, "rank": symbol[:-1], "suit": symbol[-1], "red": is_red(label)}
+
+
+def verify_url(*, server_seed: str, client_seed: str, nonce: int, decks: int) -> str:
+    """The public page that recomputes this round: a link support can send a player."""
+    query = urlencode({"server_seed": server_seed, "client_seed": client_seed, "nonce": nonce, "decks": decks})
+    return f"{reverse('fairness')}?{query}#result"
+
+
+def _verified(data: dict) -> dict:
+    result = play_round(data["server_seed"], data["client_seed"], data["nonce"], data["decks"])
+    dealt = result.as_dict()
+    seed_hash = server_seed_hash(data["server_seed"])
+    hands = dealt_hands(result)
+    return {
+        **dealt,
+        "server_seed_hash": seed_hash,
+        "positions": [{"position": i, "hand": hand, **_card(label)}
+                      for i, (label, hand) in enumerate(zip(dealt["cards"], hands, strict=True), start=1)],
+        "player_hand": [_card(label) for label in dealt["player"]["cards"]],
+        "banker_hand": [_card(label) for label in dealt["banker"]["cards"]],
+        "reasons": third_card_reasons(result),
+        "known_pair": selectors.seed_pair_revealed_by_hash(server_seed_hash=seed_hash),
+        "inputs": data,
+    }
 
 
 def fairness(request):
-    """The current hash and revealed seeds of each game, and a form that recomputes any round."""
+    """The verifier (prefilled and run from the URL), each game's commitments and revealed seeds."""
     form = PublicVerifyForm(request.GET or None)
-    result = None
-    if form.is_valid():
-        data = form.cleaned_data
-        dealt = verify_round(data["server_seed"], data["client_seed"], data["nonce"], data["decks"])
-        result = {
-            **dealt,
-            "positions": [{"position": i, **card} for i, card in enumerate(_hand(dealt["cards"]), start=1)],
-            "player_hand": _hand(dealt["player"]["cards"]),
-            "banker_hand": _hand(dealt["banker"]["cards"]),
-            "known_pair": selectors.seed_pair_revealed_by_hash(server_seed_hash=dealt["server_seed_hash"]),
-        }
+    result = _verified(form.cleaned_data) if form.is_valid() else None
     status = 400 if form.is_bound and not form.is_valid() else 200
     return render(request, "public/fairness.html",
                   {"form": form, "result": result, "games": selectors.public_games(),
                    "audit_log": audit_public_head()}, status=status)
+
+
+def revealed_pair(request, server_seed_hash: str):
+    """Every dealt round of a revealed pair, each a one-click, linkable verification."""
+    pair = selectors.seed_pair_revealed_by_hash(server_seed_hash=server_seed_hash)
+    if pair is None:  # unknown, or not revealed yet: an active pair's rounds stay unlisted here
+        raise Http404("No revealed seed pair has this hash.")
+    page = Paginator(selectors.seed_pair_revealed_rounds(pair=pair), PAIR_ROUNDS_PER_PAGE).get_page(
+        request.GET.get("page"))
+    seed = pair.revealed_server_seed
+    rounds = [{**round_, "verify_url": verify_url(server_seed=seed, client_seed=pair.client_seed,
+                                                  nonce=round_["nonce"], decks=round_["decks"])}
+              for round_ in page.object_list]
+    return render(request, "public/pair.html", {"pair": pair, "page": page, "rounds": rounds})

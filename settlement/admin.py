@@ -22,7 +22,7 @@ ROUND_LINKS_SHOWN = 200
 
 @admin.register(SettlementBatch)
 class SettlementBatchAdmin(ReadOnlyAdmin):
-    list_display = ("id", "started_at", "finished_at", "worker", "outcome", "rounds", "bets", "total_staked",
+    list_display = ("id", "started_at", "duration", "worker", "outcome", "rounds", "bets", "total_staked",
                     "total_paid")
     list_filter = ("outcome", "started_at")
     search_fields = ("worker",)
@@ -30,6 +30,12 @@ class SettlementBatchAdmin(ReadOnlyAdmin):
     fields = ("id", "worker", "outcome", "started_at", "finished_at", "rounds", "bets", "total_staked",
               "total_paid", "round_ids_shown", "error")
     readonly_fields = fields
+
+    @admin.display(description="took")
+    def duration(self, obj):
+        if obj.finished_at is None:
+            return EMPTY
+        return f"{(obj.finished_at - obj.started_at).total_seconds() * 1000:,.0f} ms"
 
     @admin.display(description="rounds settled")
     def round_ids_shown(self, obj):

@@ -20,7 +20,7 @@ from django.utils.html import format_html, format_html_join
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import admin_url, changelist_url, link, money, page_links, query_with, service_error_messages
 from backoffice.admin.search import matching_ids
-from backoffice.formatting import EMPTY
+from backoffice.formatting import EMPTY, timestamp
 from wallet import selectors, services
 from wallet.choices import LedgerKind
 from wallet.forms import AdjustBalanceForm
@@ -64,7 +64,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
             return EMPTY
         rows = format_html_join(
             "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            ((link(entry, f"#{entry.pk}"), entry.created_at.strftime("%Y-%m-%d %H:%M:%S"), entry.get_kind_display(),
+            ((link(entry, f"#{entry.pk}"), timestamp(entry.created_at), entry.get_kind_display(),
               entry.amount, entry.balance_after,
               self.bet_html(entry.bet_id, f"bet #{entry.bet_id}") if entry.bet_id else entry.reason)
              for entry in entries),
@@ -80,7 +80,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
     @admin.display(description="more")
     def related_links(self, obj):
         links = format_html_join(" · ", '<a href="{}">{}</a>', self.account_links(obj))
-        return format_html("{} · the running balance: “History” above", links)
+        return format_html("{} · the running balance: “Ledger history” above", links)
 
     # History: the ledger in order with the running balance.
 
@@ -123,6 +123,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
                                             reason=reason)
         except ValidationError as error:
             return service_error_messages(error)
+        self.log_change(request, account, f"Balance adjusted by {entry.amount} to {entry.balance_after}: {reason}")
         self.message_user(request, f"{account.external_id}: adjusted by {entry.amount}; the balance is now "
                                    f"{entry.balance_after} {account.currency}.", messages.SUCCESS)
         return None
@@ -170,10 +171,12 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
 
     def get_urls(self):
         return [
-            path("<path:object_id>/adjust/", self.object_view(self.adjust_view, self.has_adjust_account_permission),
+            path("<path:object_id>/adjust/", self.object_view(self.adjust_view, self.has_adjust_account_permission,
+                                                              "wallet.adjust_account"),
                  name=self.url_name("adjust")),
             path("<path:object_id>/account-history/",
-                 self.object_view(self.account_history_view, self.has_account_history_permission),
+                 self.object_view(self.account_history_view, self.has_account_history_permission,
+                                  "wallet.view_ledgerentry"),
                  name=self.url_name("account_history")),
             *super().get_urls(),
         ]

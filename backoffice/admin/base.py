@@ -68,11 +68,12 @@ class BackOfficeAdmin(admin.ModelAdmin):
         """The path of one of this admin's URLs; an object's key goes through ``quote`` first."""
         return reverse(f"admin:{self.url_name(suffix)}", args=args, current_app=self.admin_site.name)
 
-    def object_view(self, view, has_permission):
+    def object_view(self, view, has_permission, permission: str = ""):
         """``view(request, obj)`` as the view of an object's URL (``<path:object_id>/…/``).
 
         A missing object sends to the index with a message, as Django's own change page does;
-        without ``has_permission(request, obj)`` the answer is 403."""
+        without ``has_permission(request, obj)`` the answer is 403, naming ``permission``
+        ("app_label.codename") as the one needed."""
 
         def serve(request, object_id):
             obj = self.get_object(request, unquote(object_id))
@@ -81,7 +82,7 @@ class BackOfficeAdmin(admin.ModelAdmin):
                                   % {"name": self.opts.verbose_name, "key": unquote(object_id)}, messages.WARNING)
                 return HttpResponseRedirect(reverse("admin:index", current_app=self.admin_site.name))
             if not has_permission(request, obj):
-                raise PermissionDenied
+                raise PermissionDenied(permission)
             return view(request, obj)
 
         return self.admin_site.admin_view(serve)

@@ -45,7 +45,7 @@ class BackOfficeAdminSite(admin.AdminSite):
 
     def _serve_page(self, request, page: SitePage):
         if not request.user.has_perm(page.permission):
-            raise PermissionDenied
+            raise PermissionDenied(page.permission)
         request.current_app = self.name
         return page.view(request, self)
 

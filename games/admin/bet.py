@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.forms.models import BaseInlineFormSet
 from django.utils.html import format_html_join
+from django.utils.safestring import mark_safe
 
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import admin_url, link
@@ -23,7 +24,7 @@ def ledger_entries_html(entries):
     if not entries:
         return EMPTY
     return format_html_join(
-        "<br>", '<a href="{}">{}</a> {} → balance {}',
+        mark_safe("<br>"), '<a href="{}">{}</a> {} → balance {}',
         ((admin_url(entry), entry.get_kind_display(), entry.amount, entry.balance_after) for entry in entries),
     )
 

@@ -13,12 +13,19 @@ from django.utils.html import format_html, format_html_join
 
 from backoffice.admin.base import BackOfficeAdmin
 from backoffice.admin.html import admin_url, changelist_url, service_error_messages, service_error_text
-from backoffice.formatting import EMPTY
+from backoffice.formatting import EMPTY, timestamp
 from games import selectors, services
 from games.choices import RoundStatus
 from games.errors import Conflict
 from games.forms import GameInstanceForm, RotateSeedForm, rtp_preview
 from games.models import GameInstance, Round, SeedPair
+
+
+def multiplier_text(value) -> str:
+    """2.0000 → "2.00", 1.9500 → "1.95", 1.9625 → "1.9625": the places that say something, two at least."""
+    text = f"{value.normalize():f}"
+    whole, _dot, places = text.partition(".")
+    return f"{whole}.{places.ljust(2, '0')}"
 
 
 class ServiceRejected(Exception):
@@ -32,8 +39,8 @@ class ServiceRejected(Exception):
 @admin.register(GameInstance)
 class GameInstanceAdmin(BackOfficeAdmin):
     form = GameInstanceForm
-    list_display = ("slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
-                    "tie_multiplier", "rtp_summary", "min_bet", "max_bet", "currency", "updated_at")
+    # Compact columns (multipliers, RTP and limits one column each), so the list fits a laptop screen.
+    list_display = ("slug", "name", "status", "decks", "multipliers", "rtp_summary", "bet_limits", "updated_at")
     list_display_links = ("slug", "name")
     list_filter = ("status", "decks", "currency")
     search_fields = ("slug", "name")
@@ -137,6 +144,15 @@ class GameInstanceAdmin(BackOfficeAdmin):
 
     # Read-only displays.
 
+    @admin.display(description="multipliers P / B / T")
+    def multipliers(self, obj):
+        return format_html('<span class="pf-nowrap">{}</span>', " / ".join(
+            multiplier_text(value) for value in (obj.player_multiplier, obj.banker_multiplier, obj.tie_multiplier)))
+
+    @admin.display(description="bet limits", ordering="max_bet")
+    def bet_limits(self, obj):
+        return format_html('<span class="pf-nowrap">{} – {} {}</span>', obj.min_bet, obj.max_bet, obj.currency)
+
     @admin.display(description="Return to player")
     def rtp_summary(self, obj):
         preview = rtp_preview(decks=obj.decks, player=obj.player_multiplier, banker=obj.banker_multiplier,
@@ -144,7 +160,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
         if not preview["ok"]:
             return EMPTY
         return format_html_join(
-            " · ", '<span class="{}" title="house edge {} %">{} {} %</span>',
+            " ", '<span class="pf-nowrap {}" title="house edge {} %">{} {} %</span>',
             (("pf-rtp-over" if bet["over_100"] else "pf-rtp", bet["house_edge"], bet["label"][0], bet["rtp"])
              for bet in preview["bets"]),
         )
@@ -157,7 +173,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
         return format_html(
             'Server seed hash <code>{}</code><br>Client seed <code>{}</code> · next nonce {} · committed {}'
             '<br><a href="{}">Seed pair details</a>',
-            pair.server_seed_hash, pair.client_seed, pair.next_nonce, pair.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            pair.server_seed_hash, pair.client_seed, pair.next_nonce, timestamp(pair.created_at),
             admin_url(pair),
         )
 
@@ -169,7 +185,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
         rows = format_html_join(
             "", "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
             ((pair.server_seed_hash, pair.revealed_server_seed, pair.next_nonce,
-              pair.revealed_at.strftime("%Y-%m-%d %H:%M:%S")) for pair in pairs),
+              timestamp(pair.revealed_at)) for pair in pairs),
         )
         return format_html(
             '<table class="pf-table"><thead><tr><th>Hash</th><th>Server seed</th><th>Rounds</th>'
@@ -201,6 +217,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
         except ValidationError as error:
             self.message_user(request, f"{game.slug}: seed not rotated. {service_error_text(error)}", messages.ERROR)
             return False
+        self.log_change(request, game, f"Seed pair rotated: revealed {revealed.server_seed_hash[:16]}…, "
+                                       f"new {new_pair.server_seed_hash[:16]}…")
         self.message_user(
             request,
             f"{game.slug}: revealed the pair with hash {revealed.server_seed_hash[:16]}… "
@@ -246,7 +264,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
         return [
             path("rtp-preview/", self.admin_site.admin_view(self.rtp_preview_view), name=self.url_name("rtp_preview")),
             path("<path:object_id>/rotate-seed/", self.object_view(self.rotate_seed_view,
-                                                                    self.has_rotate_seeds_permission),
+                                                                    self.has_rotate_seeds_permission,
+                                                                    "games.rotate_seeds"),
                  name=self.url_name("rotate_seed")),
             *super().get_urls(),
         ]

@@ -7,6 +7,7 @@ from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count, Q, Sum
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.html import format_html, format_html_join
@@ -51,8 +52,8 @@ class SettlementFilter(admin.SimpleListFilter):
 
 @admin.register(Round)
 class RoundAdmin(ReadOnlyAdmin):
-    list_display = ("id", "game", "status", "nonce", "cards_column", "player_score", "banker_score", "natural",
-                    "outcome", "opened_at")
+    # The two scores share a column, so the list (outcome and time included) fits a laptop screen.
+    list_display = ("id", "game", "status", "nonce", "cards_column", "scores", "natural", "outcome", "opened_at")
     # The shoe sizes played are read from round_decks_filter_idx, not from every round.
     list_filter = ("status", "outcome", "natural", "game", ("decks", IndexedValuesFieldListFilter), SettlementFilter,
                    "opened_at")
@@ -80,6 +81,13 @@ class RoundAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("game", "seed_pair")
+
+    @admin.display(description="scores")
+    def scores(self, obj):
+        if obj.player_score is None:
+            return EMPTY
+        return format_html('<span class="pf-nowrap" title="Player – Banker">{} – {}</span>', obj.player_score,
+                           obj.banker_score)
 
     @admin.display(description="cards")
     def cards_column(self, obj):
@@ -147,7 +155,8 @@ class RoundAdmin(ReadOnlyAdmin):
         totals = obj.bets.aggregate(count=Count("id"), staked=Sum("stake"), paid=Sum("payout"))
         if not totals["count"]:
             return "No bets."
-        return format_html('{} bets, staked {}, returned {} {} · <a href="{}">list</a>', totals["count"],
+        return format_html('{} bet{}, staked {}, returned {} {} · <a href="{}">list</a>', totals["count"],
+                           pluralize(totals["count"]),
                            money(totals["staked"]), money(totals["paid"]), obj.game.currency,
                            changelist_url(Bet, round__id__exact=obj.pk))
 
@@ -170,6 +179,8 @@ class RoundAdmin(ReadOnlyAdmin):
         except (Conflict, ValidationError) as error:
             self.message_user(request, f"Round {round_.pk} not voided. {service_error_text(error)}", messages.ERROR)
             return False
+        # The audit trail holds the void; the admin's log shows it under "Recent actions" and History.
+        self.log_change(request, round_, f"Voided, bets refunded: {reason}")
         return True
 
     @admin.action(description="Void selected rounds and refund their bets…", permissions=["void_round"])
@@ -211,10 +222,11 @@ class RoundAdmin(ReadOnlyAdmin):
         return round_.seed_pair.revealed_at is not None and bool(round_.cards)
 
     def verify_round_view(self, request, round_):
-        """POST: recompute the round from its revealed seed pair (selectors.round_verification) and show
-        the stored and recomputed deal side by side. Nothing is written."""
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
+        """GET: recompute the round from its revealed seed pair (selectors.round_verification) and show
+        the stored and recomputed deal side by side. Nothing is written, so the page can be linked and
+        reloaded."""
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponseNotAllowed(["GET", "HEAD"])
         try:
             verification = selectors.round_verification(round_=round_)
         except Conflict as conflict:
@@ -315,10 +327,12 @@ class RoundAdmin(ReadOnlyAdmin):
             path("recall/", self.admin_site.admin_view(self.recall_view), name=self.url_name("recall")),
             path("recall/export/", self.admin_site.admin_view(self.recall_export_view),
                  name=self.url_name("recall_export")),
-            path("<path:object_id>/void/", self.object_view(self.void_round_view, self.has_void_round_permission),
+            path("<path:object_id>/void/", self.object_view(self.void_round_view, self.has_void_round_permission,
+                                                             "games.void_round"),
                  name=self.url_name("void")),
             path("<path:object_id>/verify/", self.object_view(self.verify_round_view,
-                                                               self.has_verify_round_permission),
+                                                               self.has_verify_round_permission,
+                                                               "games.verify_round"),
                  name=self.url_name("verify")),
             *super().get_urls(),
         ]

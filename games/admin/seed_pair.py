@@ -25,7 +25,8 @@ class RevealedFilter(admin.SimpleListFilter):
 
 @admin.register(SeedPair)
 class SeedPairAdmin(ReadOnlyAdmin):
-    list_display = ("id", "game", "server_seed_hash", "client_seed", "next_nonce", "revealed", "created_at",
+    # The hash's first characters in the list (all 64 on hover and on the pair's page), so the list fits.
+    list_display = ("id", "game", "hash_start", "client_seed", "next_nonce", "revealed", "created_at",
                     "revealed_at")
     list_filter = (RevealedFilter, "game", "created_at", "revealed_at")
     list_select_related = ("game",)
@@ -35,6 +36,10 @@ class SeedPairAdmin(ReadOnlyAdmin):
     fields = ("id", "game", "server_seed_hash", "client_seed", "next_nonce", "created_at", "revealed_at",
               "server_seed_shown", "rounds_link")
     readonly_fields = fields
+
+    @admin.display(description="server seed hash")
+    def hash_start(self, obj):
+        return format_html('<code title="{}">{}…</code>', obj.server_seed_hash, obj.server_seed_hash[:16])
 
     @admin.display(boolean=True, description="revealed", ordering="revealed_at")
     def revealed(self, obj):

@@ -50,6 +50,13 @@ def test_the_add_form_needs_no_reason_and_has_no_reason_field(as_operator):
     assert b'name="client_seed"' in response.content
 
 
+def test_a_multiplier_far_too_large_gets_the_rule_its_help_states(as_operator, game):
+    response = as_operator.post(admin_url(GameInstance, "add"), {**GAME_FORM, "tie_multiplier": "1000000"})
+    assert form_errors(response, "tie_multiplier") == ["A multiplier must be at most 1000."]
+    help_text = response.context["adminform"].form.fields["tie_multiplier"].help_text
+    assert "1,000" in help_text and "stake included" in help_text and "2.0 returns twice the stake" in help_text
+
+
 @pytest.mark.parametrize("field, value, message", [
     ("player_multiplier", "0.5", "at least 1.0"),
     ("banker_multiplier", "1000.5", "at most 1000"),

@@ -197,7 +197,7 @@ def test_support_recomputes_a_revealed_round_and_sees_it_match(as_support, revea
     assert admin_url(revealed_round, "verify") in page and "Recompute by PF-1" in page
     before = snapshot()
 
-    response = as_support.post(admin_url(revealed_round, "verify"))
+    response = as_support.get(admin_url(revealed_round, "verify"))
 
     assert response.status_code == 200
     assert response.context["verification"]["verified"] is True
@@ -213,7 +213,7 @@ def test_a_tampered_round_does_not_match(as_support, revealed_round):
     other = "PLAYER" if stored != "PLAYER" else "BANKER"
     Round.objects.filter(pk=revealed_round.pk).update(outcome=other)
 
-    response = as_support.post(admin_url(revealed_round, "verify"))
+    response = as_support.get(admin_url(revealed_round, "verify"))
 
     assert response.status_code == 200
     verification = response.context["verification"]
@@ -228,7 +228,7 @@ def test_an_unrevealed_round_is_not_recomputed_and_shows_no_button(as_support, p
     assert admin_url(round_, "verify") not in page
     assert "Possible once the seed pair is revealed" in page
 
-    response = as_support.post(admin_url(round_, "verify"), follow=True)
+    response = as_support.get(admin_url(round_, "verify"), follow=True)
 
     assert response.redirect_chain[-1][0] == admin_url(round_, "change")
     assert any("not verified" in message and "not revealed" in message for message in messages_of(response))
@@ -242,21 +242,19 @@ def test_a_voided_round_of_a_revealed_pair_has_nothing_to_verify(as_support, ope
 
     page = as_support.get(admin_url(round_, "change")).content.decode()
     assert admin_url(round_, "verify") not in page and "nothing to verify" in page
-    response = as_support.post(admin_url(round_, "verify"), follow=True)
+    response = as_support.get(admin_url(round_, "verify"), follow=True)
     assert any("never dealt" in message for message in messages_of(response))
 
 
-def test_recompute_is_a_post_with_the_csrf_token(support, revealed_round):
+def test_recompute_is_a_page_that_can_be_linked_and_reloaded(support, revealed_round):
     client = Client(enforce_csrf_checks=True)
     client.force_login(support)
+    url = admin_url(revealed_round, "verify")
 
-    assert client.get(admin_url(revealed_round, "verify")).status_code == 405
-    assert client.post(admin_url(revealed_round, "verify")).status_code == 403  # no CSRF token
-    page = client.get(admin_url(revealed_round, "change"))
-    token = page.cookies["csrftoken"].value
-    assert 'name="csrfmiddlewaretoken"' in page.content.decode()
-    response = client.post(admin_url(revealed_round, "verify"), {"csrfmiddlewaretoken": token})
-    assert response.status_code == 200 and response.context["verification"]["verified"] is True
+    first, again = client.get(url), client.get(url)  # a link, a reload: the same page, nothing written
+    for response in (first, again):
+        assert response.status_code == 200 and response.context["verification"]["verified"] is True
+    assert client.post(url).status_code in (403, 405)  # nothing to post: no CSRF token, no method
 
 
 def test_recompute_needs_the_verify_permission(client, revealed_round):
@@ -268,7 +266,7 @@ def test_recompute_needs_the_verify_permission(client, revealed_round):
 
     page = client.get(admin_url(revealed_round, "change"))
     assert page.status_code == 200 and admin_url(revealed_round, "verify").encode() not in page.content
-    assert client.post(admin_url(revealed_round, "verify")).status_code == 403
+    assert client.get(admin_url(revealed_round, "verify")).status_code == 403
 
 
 def test_support_cannot_change_a_round_but_can_recall_and_verify_it(as_support, revealed_round):
@@ -276,7 +274,7 @@ def test_support_cannot_change_a_round_but_can_recall_and_verify_it(as_support, 
     assert as_support.post(admin_url(revealed_round, "change"), {"status": "VOID"}).status_code == 403
     assert as_support.post(admin_url(revealed_round, "void"), {"reason": "no"}).status_code == 403
     assert found(as_support, round_id=revealed_round.pk) == [revealed_round]
-    assert as_support.post(admin_url(revealed_round, "verify")).status_code == 200
+    assert as_support.get(admin_url(revealed_round, "verify")).status_code == 200
     assert snapshot() == before
 
 
@@ -284,7 +282,7 @@ def test_every_role_with_staff_access_and_the_permission_may_verify(revealed_rou
     for role in (Role.OPERATOR, Role.SUPPORT, Role.ADMIN):
         client = Client()
         client.force_login(make_user(f"user-{role.value}", role))
-        response = client.post(admin_url(revealed_round, "verify"))
+        response = client.get(admin_url(revealed_round, "verify"))
         assert response.status_code == 200 and response.context["verification"]["verified"], role
 
 
@@ -302,7 +300,7 @@ def test_the_bet_page_lists_the_same_ledger_entries(as_support, play, player):
 def test_the_support_pages_load_the_back_office_styles(as_support, revealed_round, player):
     pages = [
         as_support.get(RECALL, {"round_id": revealed_round.pk}),
-        as_support.post(admin_url(revealed_round, "verify")),
+        as_support.get(admin_url(revealed_round, "verify")),
         as_support.get(admin_url(player, "account_history")),
     ]
     for page in pages:

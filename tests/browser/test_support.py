@@ -66,7 +66,7 @@ def test_support_looks_a_round_up_sees_its_cards_and_verifies_it_after_rotation(
     # Before the rotation: no seed, nothing to verify yet, and no void for support.
     expect(page.locator(".field-server_seed_shown")).to_contain_text("Secret until the seed pair is revealed")
     expect(page.locator(".field-verification")).to_contain_text("Possible once the seed pair is revealed")
-    expect(page.get_by_role("button", name="Recompute by PF-1")).to_have_count(0)
+    expect(page.get_by_role("link", name="Recompute by PF-1")).to_have_count(0)
     expect(page.get_by_role("link", name="Void round…")).to_have_count(0)
     assert wanted.seed_pair.server_seed not in page.content()
     shot("3-round-before-rotation")
@@ -77,7 +77,7 @@ def test_support_looks_a_round_up_sees_its_cards_and_verifies_it_after_rotation(
     page.reload()
     expect(page.locator(".field-server_seed_shown")).to_contain_text(revealed.server_seed)
     shot("4-round-revealed")
-    page.get_by_role("button", name="Recompute by PF-1").click()
+    page.get_by_role("link", name="Recompute by PF-1").click()
 
     result = page.locator("#verification-result")
     verdict = result.locator(".pf-verdict")
@@ -139,7 +139,7 @@ def test_support_is_refused_a_configuration_change(page, live_server, sign_in, s
     assert AuditEvent.objects.count() == events
     assert not GameInstance.objects.filter(tie_multiplier=50).exists()
 
-    # What the browser shows for the same POST: Django's 403 page.
+    # What the browser shows for the same POST: the back-office's 403 page, naming what is needed.
     page.goto(change_url)
     with page.expect_navigation():
         page.evaluate("""() => {
@@ -156,7 +156,10 @@ def test_support_is_refused_a_configuration_change(page, live_server, sign_in, s
             document.body.appendChild(form);
             form.submit();
         }""")
-    expect(page.locator("h1")).to_contain_text("403")
+    expect(page.locator("h1")).to_contain_text("You may not open this page")
+    expect(page.locator(".errornote")).to_contain_text("(403)")
+    expect(page.locator("#denied-permission")).to_contain_text("games.change_gameinstance")
+    expect(page.locator("#denied-own-role")).to_contain_text("Support")
     expect(page.locator("body")).not_to_contain_text("CSRF")
     shot("2-post-refused")
     game.refresh_from_db()

@@ -60,3 +60,22 @@ def test_commitments_show_hashes_and_revealed_seeds_never_the_active_seed(client
 def test_the_verifier_script_is_offered_for_download(client):
     html = client.get("/").content.decode()
     assert 'href="/static/games/pf1_verify.py" download' in html
+
+
+def test_a_revealed_pair_lists_its_rounds_each_a_link_that_verifies_it(client, game, operator, integration):
+    rounds = []
+    for _ in range(3):
+        round_ = services.round_open(game_id=game.pk, actor=integration)
+        rounds.append(services.round_deal(round_id=round_.pk, actor=integration))
+    revealed, active = services.seed_rotate(game_id=game.pk, actor=operator)
+
+    assert client.get(f"/pairs/{active.server_seed_hash}/").status_code == 404  # not revealed: nothing listed
+    page = client.get(f"/pairs/{revealed.server_seed_hash}/")
+    assert page.status_code == 200
+    listed = page.context["rounds"]
+    assert [row["nonce"] for row in listed] == [round_.nonce for round_ in rounds]
+    assert f'href="/pairs/{revealed.server_seed_hash}/"' in client.get("/").content.decode()
+    for row, round_ in zip(listed, rounds, strict=True):
+        assert row["verify_url"].startswith("/?") and row["verify_url"].endswith("#result")
+        verified = client.get(row["verify_url"].removesuffix("#result")).context["result"]
+        assert verified["cards"] == round_.cards and verified["outcome"] == round_.outcome

@@ -22,7 +22,8 @@
     var ok = Boolean(data && data.ok);
     var invalid = panel.querySelector('[data-field="invalid"]');
     var warning = panel.querySelector('[data-field="warning"]');
-    setText(panel.querySelector('[data-field="decks"]'), ok ? String(data.decks) : "?");
+    // With an invalid field there is no shoe to name: the heading says no more than "Return to player".
+    setText(panel.querySelector('[data-field="shoe"]'), ok ? "(exact, " + data.decks + "-deck shoe)" : "");
     if (invalid) {
       invalid.hidden = ok;
       if (!ok) {

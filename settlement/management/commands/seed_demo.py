@@ -1,22 +1,29 @@
 """Fill the database with demo data played through the real services, and print how to sign in.
 
-    python manage.py seed_demo [--rounds N] [--seed S] [--reset-passwords] [--force]
+    python manage.py seed_demo [--rounds N] [--days D] [--seed S] [--server HOST:PORT] [--reset-passwords] [--force]
 
 Creates the role groups, one demo user per role (named after the role, with the password
 ``<role>-demo-password``, which is why it refuses to run without DEBUG unless ``--force``), four
 game instances (one suspended), twenty funded accounts, and plays rounds with random bets:
 ``round_open``, ``bet_place``, ``round_deal`` (which
 settles through the settlement task, in-process when no broker is configured), a few seed
-rotations (so many rounds are verifiable) and a few voided rounds. Bet choices come from a fixed
-random seed, so runs are repeatable; server seeds come from the services (``secrets``).
+rotations (so many rounds are verifiable), a few voided rounds and two configuration changes. Bet
+choices come from a fixed random seed, so runs are repeatable; server seeds come from the services
+(``secrets``).
+
+The play is spread over the last ``--days`` days (``DemoClock``): sessions of rounds a few seconds
+apart, each settled right after it, so the dashboard's 30-day charts show trends, the RTP
+converging on theory and the configuration changes from the first look.
 
 Running it again tops up: existing users, games and accounts are kept, and only the rounds missing
 to reach ``--rounds`` are played.
 """
 
+import os
 import random
 import time
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.apps import apps
@@ -25,6 +32,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from backoffice.roles import Role, sync_role_groups
@@ -38,8 +46,9 @@ from wallet import services as wallet_services
 from wallet.models import Account
 
 ACTOR = "system:seed_demo"
-ADMIN_URL = "http://127.0.0.1:8000/admin/"
 DEFAULT_ROUNDS = 2000
+DEFAULT_DAYS = 30
+ROUND_SECONDS = 2  # between two rounds of a session (over all tables), so settlement lags by a minute or so
 DEFAULT_SEED = 20240601
 ROUNDS_PER_BATCH = 50  # rounds committed together, then settled by one run of the sweep task
 
@@ -70,6 +79,12 @@ DEMO_GAMES = (
       "min_bet": "5.00", "max_bet": "2000.00"}, 0),
 )
 SUSPENDED_SLUG = "demo-closed"
+# (share of the play after which it happens, game, changes, reason): markers on the dashboard's charts.
+CONFIGURATION_CHANGES = (
+    (0.4, "demo-main", {"tie_multiplier": Decimal("8.0")}, "Demo: tie pays 7 to 1 from today"),
+    (0.7, "demo-high-limit", {"banker_multiplier": Decimal("1.95"), "max_bet": Decimal("2500.00")},
+     "Demo: standard banker commission, lower limit"),
+)
 
 ACCOUNT_COUNT = 20
 ACCOUNT_PREFIX = "demo-player-"
@@ -90,43 +105,61 @@ class Command(BaseCommand):
         parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS,
                             help=f"Rounds (dealt or voided) the demo games should hold in all, besides the one "
                                  f"left open (default {DEFAULT_ROUNDS}).")
+        parser.add_argument("--days", type=int, default=DEFAULT_DAYS,
+                            help=f"Spread the play over this many days up to now (default {DEFAULT_DAYS}).")
         parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                             help="Random seed of the bet choices (not of the server seeds).")
+        default_server = f"{os.environ.get('HOST') or '127.0.0.1'}:{os.environ.get('PORT') or 8000}"
+        parser.add_argument("--server", default=default_server,
+                            help="HOST:PORT of the development server, for the sign-in address printed at the end "
+                                 "(default $HOST:$PORT, else 127.0.0.1:8000).")
+        parser.add_argument("--server-starts", action="store_true",
+                            help="Say that the server starts next (make run) rather than how to start it.")
         parser.add_argument("--reset-passwords", action="store_true",
                             help="Set the demo password again on demo users that already exist.")
         parser.add_argument("--force", action="store_true",
                             help="Run even without DEBUG (the demo users have well-known passwords).")
 
-    def handle(self, *args, rounds, seed, reset_passwords=False, force=False, **options):
+    def handle(self, *args, rounds, seed, days=DEFAULT_DAYS, server="127.0.0.1:8000", server_starts=False,
+               reset_passwords=False, force=False, **options):
         if rounds < 0:
             raise CommandError("--rounds must be zero or more.")
+        if days < 1:
+            raise CommandError("--days must be one or more.")
         if not settings.DEBUG and not force:
             raise CommandError("seed_demo creates users with well-known passwords: it runs only with DEBUG=1 "
                                "(a development set-up), or with --force.")
         started = time.monotonic()
-        sync_role_groups(apps)
-        users, created = self._users(reset_passwords)
-        operator, integration = users["operator"], users["integration"]
-        games = self._games(operator)
-        accounts = self._accounts(operator, random.Random(seed))
-        playable = [game for game in games if game.status == GameStatus.ACTIVE]
-        existing = Round.objects.filter(game__in=games).exclude(status=RoundStatus.OPEN).count()
-        to_play = max(0, rounds - existing)
-        stats = {"rounds": 0, "bets": 0, "voided": 0, "rotations": 0, "top_ups": 0, "swept": 0}
-        if to_play:
-            self.stdout.write(f"Playing {to_play} rounds ({existing} already there)…")
-            player = DemoPlayer(
-                rng=random.Random(seed + existing), operator=operator, integration=integration,
-                games=playable, accounts=accounts, stats=stats,
-            )
-            player.play(to_play)
-        else:
-            self.stdout.write(f"The demo games already hold {existing} rounds; none played.")
+        now = timezone.now()
+        latest = Round.objects.filter(game__slug__in=[slug for slug, *_rest in DEMO_GAMES]).order_by(
+            "-opened_at").values_list("opened_at", flat=True).first()
+        # A first run starts `days` ago; a top-up goes on from the latest demo round.
+        clock = DemoClock(start=max(now - timedelta(days=days), latest or now - timedelta(days=days)), end=now)
+        stats = {"rounds": 0, "bets": 0, "voided": 0, "rotations": 0, "top_ups": 0, "swept": 0, "changes": 0}
+        with clock:
+            sync_role_groups(apps)
+            users, created = self._users(reset_passwords)
+            operator, integration = users["operator"], users["integration"]
+            games = self._games(operator)
+            accounts = self._accounts(operator, random.Random(seed))
+            playable = [game for game in games if game.status == GameStatus.ACTIVE]
+            existing = Round.objects.filter(game__in=games).exclude(status=RoundStatus.OPEN).count()
+            to_play = max(0, rounds - existing)
+            if to_play:
+                self.stdout.write(f"Playing {to_play} rounds over {clock.start:%Y-%m-%d} – {clock.end:%Y-%m-%d} "
+                                  f"({existing} already there)…")
+                player = DemoPlayer(
+                    rng=random.Random(seed + existing), operator=operator, integration=integration,
+                    games=playable, accounts=accounts, stats=stats, clock=clock,
+                )
+                player.play(to_play)
+            else:
+                self.stdout.write(f"The demo games already hold {existing} rounds; none played.")
         self._leave_one_open_round(integration, games, accounts, random.Random(seed))
         # A last sweep settles whatever is still DEALT (say, what a broker's workers have not
         # reached yet), so the demo is consistent at once.
         stats["swept"] += sweep()
-        self._report(users, created, games, stats, time.monotonic() - started)
+        self._report(users, created, games, stats, time.monotonic() - started, server, server_starts)
 
     # --- Set-up -----------------------------------------------------------------------------------
 
@@ -195,19 +228,22 @@ class Command(BaseCommand):
 
     # --- Report -----------------------------------------------------------------------------------
 
-    def _report(self, users, created, games, stats, seconds):
+    def _report(self, users, created, games, stats, seconds, server, server_starts):
         counts = {status: Round.objects.filter(game__in=games, status=status).count() for status in RoundStatus.values}
         self.stdout.write(
             f"Played {stats['rounds']} rounds with {stats['bets']} bets in {seconds:.1f} s: "
-            f"{stats['voided']} voided, {stats['rotations']} seed rotations, {stats['top_ups']} account top-ups"
-            f", {stats['swept']} rounds settled by the settlement sweep."
+            f"{stats['voided']} voided, {stats['rotations']} seed rotations, {stats['changes']} configuration changes, "
+            f"{stats['top_ups']} account top-ups, {stats['swept']} rounds settled by the settlement sweep."
         )
         by_status = ", ".join(f"{status} {count}" for status, count in counts.items())
         self.stdout.write(f"Demo rounds by status: {by_status}")
         self.stdout.write("")
-        self.stdout.write(self.style.SUCCESS(
-            "Demo data is ready. Start the server (DEBUG=1 python manage.py runserver, or make run) and sign in at:"))
-        self.stdout.write(f"  {ADMIN_URL}")
+        if server_starts:
+            self.stdout.write(self.style.SUCCESS("Demo data is ready. The development server starts now; sign in at:"))
+        else:
+            self.stdout.write(self.style.SUCCESS(
+                f"Demo data is ready. Start the server (DEBUG=1 python manage.py runserver {server}) and sign in at:"))
+        self.stdout.write(f"  http://{server}/admin/")
         for username, role in DEMO_USERS:
             user = users[username]
             if role == Role.INTEGRATION:
@@ -238,10 +274,44 @@ def settlement_by_sweep():
         conf.task_always_eager = eager
 
 
-class DemoPlayer:
-    """Plays rounds like a game server would: open, take a few bets, deal (now and then void)."""
+class DemoClock:
+    """While entered, ``django.utils.timezone.now()`` answers the demo's time instead of the real one.
 
-    def __init__(self, *, rng, operator, integration, games, accounts, stats):
+    Every timestamp the services and models write (``auto_now_add`` included) reads that function, so
+    rounds, bets, ledger entries, settlements and audit events are written as if played on the day
+    the clock shows. It only moves forward (at the real pace between two settings), and it is restored
+    on exit, whatever happens.
+    """
+
+    def __init__(self, *, start: datetime, end: datetime):
+        self.start, self.end = start, end
+        self._moment, self._set_at = start, time.monotonic()
+        self._real_now = None
+
+    def now(self) -> datetime:
+        """The moment last set, plus the real time since: what takes time (a settlement) still does."""
+        return self._moment + timedelta(seconds=time.monotonic() - self._set_at)
+
+    def set(self, moment: datetime) -> None:
+        self._moment, self._set_at = max(self.now(), moment), time.monotonic()
+
+    def __enter__(self):
+        self._real_now = timezone.now
+        timezone.now = self.now
+        return self
+
+    def __exit__(self, *exc_info):
+        timezone.now = self._real_now
+
+
+class DemoPlayer:
+    """Plays rounds like a game server would: open, take a few bets, deal (now and then void).
+
+    The rounds come in sessions of ``ROUNDS_PER_BATCH`` rounds a few seconds apart, spread evenly over
+    the clock's span; the settlement sweep settles each session as it ends.
+    """
+
+    def __init__(self, *, rng, operator, integration, games, accounts, stats, clock):
         self.rng = rng
         self.operator = operator
         self.integration = integration
@@ -249,6 +319,7 @@ class DemoPlayer:
         self.weights = [next(share for slug, _n, _c, share in DEMO_GAMES if slug == game.slug) or 1 for game in games]
         self.accounts = accounts
         self.stats = stats
+        self.clock = clock
         self.balances = {}
         self.void_every = 0
 
@@ -257,22 +328,41 @@ class DemoPlayer:
             return
         rotate_every = max(1, count // (ROTATIONS + 1))
         self.void_every = max(10, count // VOIDS)
+        changes = [(int(share * count), slug, fields, reason) for share, slug, fields, reason in CONFIGURATION_CHANGES]
+        sessions = -(-count // ROUNDS_PER_BATCH)
+        session_span = timedelta(seconds=ROUND_SECONDS * (ROUNDS_PER_BATCH + 1))
+        gap = max(timedelta(0), self.clock.end - self.clock.start - session_span) / sessions
         played = 0
         with settlement_by_sweep():
-            while played < count:
+            for session in range(sessions):
+                begins = self.clock.start + gap * session + gap * self.rng.random() * 0.8
                 batch = min(ROUNDS_PER_BATCH, count - played)
-                # A batch of rounds commits together; every service call inside is still its own
-                # atomic block. Then the settlement sweep task settles the batch's dealt rounds.
+                # A session's rounds commit together; every service call inside is still its own
+                # atomic block. Then the settlement sweep task settles the session's dealt rounds.
                 # Balances as of the last settlement; bets only lower them until the next one.
                 self.balances = dict(Account.objects.filter(pk__in=[a.pk for a in self.accounts])
                                      .values_list("pk", "balance"))
                 with transaction.atomic():
-                    for _ in range(batch):
+                    for number in range(batch):
+                        self.clock.set(begins + timedelta(seconds=ROUND_SECONDS * number))
                         self.play_round()
                         played += 1
                         if played % rotate_every == 0 and played < count:
                             self.rotate(self.games[(played // rotate_every - 1) % len(self.games)])
+                        for at, slug, fields, reason in changes:
+                            if at == played:
+                                self.configure(slug, fields, reason)
+                self.clock.set(begins + timedelta(seconds=ROUND_SECONDS * batch))
                 self.stats["swept"] += sweep()
+
+    def configure(self, slug, fields, reason):
+        game = next((game for game in self.games if game.slug == slug), None)
+        if game is None:
+            return
+        before = game.configuration()
+        updated = services.game_update(game_id=game.pk, actor=self.operator, changes=fields, reason=reason)
+        self.games[self.games.index(game)] = updated
+        self.stats["changes"] += updated.configuration() != before
 
     def play_round(self):
         game = self.rng.choices(self.games, weights=self.weights)[0]

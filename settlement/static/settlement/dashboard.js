@@ -5,6 +5,8 @@
 (function () {
   "use strict";
 
+  var SPARSE_DAYS = 2;
+
   var COLORS = {
     handle: "rgba(54, 121, 173, 0.55)",
     ggr: "#2e7d32",
@@ -65,7 +67,10 @@
       responsive: true,
       maintainAspectRatio: false,
       interaction: { mode: "index", intersect: false },
-      scales: { x: { ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 12 } }, y: { title: { display: true, text: yTitle } } },
+      // Ticks as "11-26": the period's heading names the year, and six fit the narrowest chart.
+      scales: { x: { ticks: { maxRotation: 0, autoSkip: true, maxTicksLimit: 6,
+                              callback: function (value) { return String(this.getLabelForValue(value)).slice(5); } } },
+                y: { title: { display: true, text: yTitle } } },
       plugins: {
         configMarkers: { changes: data.changes || [] },
         tooltip: { callbacks: { footer: markerTooltip(data.changes || []) } },
@@ -82,6 +87,22 @@
     if (!data.days) { return; }
     Chart.register(configMarkers);
     var charts = {};
+    // A line needs two days to show: with fewer days of play than that, every day is a large point
+    // (the theoretical level a wide dash), and a note says why there is no trend yet.
+    var playedDays = (data.rtp || []).filter(function (value) { return value !== null; }).length;
+    var sparse = playedDays < SPARSE_DAYS;
+    var note = document.getElementById("dashboard-sparse");
+    if (note && sparse) {
+      note.textContent = playedDays === 0 ? "No play settled in this period yet."
+        : "Only " + playedDays + " day" + (playedDays === 1 ? "" : "s") + " with play in this period: each is drawn " +
+          "as a point; lines and trends appear as days accumulate.";
+      note.hidden = false;
+    }
+    // Sparse: a large point on each day with play, none on the empty days around it.
+    function radius(normal) {
+      return sparse ? function (context) { return data.rtp[context.dataIndex] === null ? 0 : 6; } : normal;
+    }
+    function level() { return sparse ? { pointRadius: 12, pointStyle: "line", borderWidth: 3 } : { pointRadius: 0 }; }
 
     charts.handle = new Chart(document.getElementById("chart-handle-ggr"), {
       data: {
@@ -89,7 +110,7 @@
         datasets: [
           { type: "bar", label: "Handle", data: data.handle, backgroundColor: COLORS.handle, order: 2 },
           { type: "line", label: "GGR", data: data.ggr, borderColor: COLORS.ggr, backgroundColor: COLORS.ggr,
-            pointRadius: 2, tension: 0.2, order: 1 }
+            pointRadius: radius(2), tension: 0.2, order: 1 }
         ]
       },
       options: timeOptions(data, "Amount")
@@ -97,18 +118,18 @@
 
     var rtpSets = [
       { label: "Actual (all bets)", data: data.rtp, borderColor: COLORS.actual, backgroundColor: COLORS.actual,
-        pointRadius: 2, spanGaps: true },
-      { label: "Theoretical (all bets)", data: data.theoretical_rtp, borderColor: COLORS.theoretical,
-        backgroundColor: COLORS.theoretical, borderDash: [6, 4], pointRadius: 0, spanGaps: true, stepped: true }
+        pointRadius: radius(2), spanGaps: true },
+      Object.assign({ label: "Theoretical (all bets)", data: data.theoretical_rtp, borderColor: COLORS.theoretical,
+        backgroundColor: COLORS.theoretical, borderDash: [6, 4], spanGaps: true, stepped: true }, level())
     ];
     Object.keys(data.rtp_by_type || {}).forEach(function (type) {
       var color = COLORS[type.toLowerCase()] || "#555";
       var name = type.charAt(0) + type.slice(1).toLowerCase();
       rtpSets.push({ label: name + " actual", data: data.rtp_by_type[type].actual, borderColor: color,
-                     backgroundColor: color, pointRadius: 1, hidden: true, spanGaps: true });
-      rtpSets.push({ label: name + " theoretical", data: data.rtp_by_type[type].theoretical, borderColor: color,
-                     backgroundColor: color, borderDash: [6, 4], pointRadius: 0, hidden: true, spanGaps: true,
-                     stepped: true });
+                     backgroundColor: color, pointRadius: radius(1), hidden: true, spanGaps: true });
+      rtpSets.push(Object.assign({ label: name + " theoretical", data: data.rtp_by_type[type].theoretical,
+                     borderColor: color, backgroundColor: color, borderDash: [6, 4], hidden: true, spanGaps: true,
+                     stepped: true }, level()));
     });
     charts.rtp = new Chart(document.getElementById("chart-rtp"), {
       type: "line",
@@ -136,7 +157,7 @@
       type: "line",
       data: { labels: data.days, datasets: [
         { label: "Average lag (ms)", data: data.lag_avg_ms, borderColor: COLORS.lag, backgroundColor: COLORS.lag,
-          pointRadius: 2, spanGaps: true }
+          pointRadius: radius(2), spanGaps: true }
       ] },
       options: timeOptions(data, "Milliseconds", {})
     });

@@ -1,12 +1,14 @@
 """manage.py seed_demo: demo users, games and accounts, rounds played through the real services,
 settled, with every ledger invariant holding; idempotent when run again."""
 
+from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.db.models import Sum
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from audit.models import AuditEvent
@@ -43,6 +45,7 @@ def test_creates_one_demo_user_per_role_and_prints_how_to_sign_in(seeded):
         assert user.is_staff == (role != Role.INTEGRATION)
     assert User.objects.get(username="admin").is_superuser
     assert "http://127.0.0.1:8000/admin/" in seeded
+    assert "runserver 127.0.0.1:8000" in seeded
     assert "operator-demo-password" in seeded and "support-demo-password" in seeded
     assert Token.objects.get(user__username="integration").key in seeded
 
@@ -143,3 +146,38 @@ def test_refuses_to_run_without_debug(db, settings):
 def test_refuses_a_negative_round_count(db):
     with pytest.raises(CommandError, match="--rounds"):
         seed(rounds=-1)
+
+
+def test_the_play_is_spread_over_the_last_days_with_configuration_changes(transactional_db):
+    started = timezone.now()
+    seed(rounds=200, days=30)
+    settled = Round.objects.filter(status=RoundStatus.SETTLED)
+    days = {moment.date() for moment in settled.values_list("settled_at", flat=True)}
+    assert len(days) >= 3, days
+    earliest = min(settled.values_list("opened_at", flat=True))
+    assert started - timedelta(days=30) <= earliest < started - timedelta(days=20)
+    assert max(settled.values_list("settled_at", flat=True)) <= started + timedelta(minutes=5)
+    # Settlement follows each session within minutes, not days.
+    for round_ in settled:
+        assert timedelta(0) <= round_.settled_at - round_.dealt_at < timedelta(minutes=5)
+    changes = AuditEvent.objects.filter(action="game.configured")
+    assert changes.count() == 2
+    assert all(started - timedelta(days=30) < change.created_at < started for change in changes)
+    assert GameInstance.objects.get(slug="demo-main").tie_multiplier == 8
+    # The clock is the real one again: what happens next is written now.
+    assert timezone.now() >= started
+    open_round = Round.objects.get(status=RoundStatus.OPEN)
+    assert open_round.opened_at >= started
+
+
+def test_prints_the_server_address_given_and_no_start_command_when_the_server_starts_next(db):
+    out = seed(rounds=0, server="127.0.0.1:8251", server_starts=True)
+    assert "http://127.0.0.1:8251/admin/" in out
+    assert "8000" not in out
+    assert "make run" not in out and "runserver" not in out
+    assert "The development server starts now" in out
+
+
+def test_the_embedded_broker_draws_no_warning(transactional_db, caplog):
+    seed(rounds=3)
+    assert not [record for record in caplog.records if record.levelno >= 30], caplog.text
