@@ -22,3 +22,7 @@ class AuditAction(models.TextChoices):
     STAFF_CHANGED = "staff.changed", "Staff user changed"
     STAFF_ROLES_CHANGED = "staff.roles_changed", "Staff roles changed"
     LOGIN_FAILED = "auth.login_failed", "Log-in failed"
+    APPROVAL_REQUESTED = "approval.requested", "Approval requested"
+    APPROVAL_APPLIED = "approval.applied", "Approval applied"
+    APPROVAL_REJECTED = "approval.rejected", "Approval rejected"
+    APPROVAL_EXPIRED = "approval.expired", "Approval expired"

@@ -1,6 +1,7 @@
 """Settings, read from the environment. The defaults run the embedded set-up: SQLite, tasks in-process."""
 
 import os
+from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
@@ -41,6 +42,7 @@ INSTALLED_APPS = [
     "wallet",
     "games",
     "settlement",
+    "approvals",
     "benchmarks",
 ]
 
@@ -152,6 +154,13 @@ CELERY_TIMEZONE = TIME_ZONE
 # round to operators (so one bad round cannot block the others).
 SETTLEMENT_BATCH_ROUNDS = int(os.environ.get("SETTLEMENT_BATCH_ROUNDS", "200"))
 MAX_SETTLEMENT_FAILURES = int(os.environ.get("MAX_SETTLEMENT_FAILURES", "5"))
+
+# Four eyes: the actions that need a second person (game.update of a game that has taken bets,
+# account.adjust from the threshold's absolute amount, round.void of a DEALT round), and how long a
+# request waits before it expires.
+APPROVAL_ACTIONS = env_list("APPROVAL_ACTIONS", "game.update,account.adjust,round.void")
+APPROVAL_ADJUSTMENT_THRESHOLD = Decimal(os.environ.get("APPROVAL_ADJUSTMENT_THRESHOLD", "10000.00"))
+APPROVAL_EXPIRY_HOURS = float(os.environ.get("APPROVAL_EXPIRY_HOURS", "24"))
 
 LOGGING = {
     "version": 1,
