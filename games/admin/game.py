@@ -13,6 +13,7 @@ from django.utils.html import format_html, format_html_join
 
 from backoffice.admin.base import BackOfficeAdmin
 from backoffice.admin.html import admin_url, changelist_url, service_error_messages, service_error_text
+from backoffice.approval_gate import Held, submit
 from backoffice.formatting import EMPTY
 from games import selectors, services
 from games.choices import RoundStatus
@@ -86,8 +87,13 @@ class GameInstanceAdmin(BackOfficeAdmin):
         data = form.cleaned_data
         try:
             if change:
-                game = services.game_update(game_id=obj.pk, actor=request.user, reason=data.get("reason", ""),
-                                            changes=form.configuration())
+                outcome = submit(services.game_update, game_id=obj.pk, actor=request.user,
+                                 reason=data.get("reason", ""), changes=form.configuration())
+                if isinstance(outcome, Held):
+                    request._game_change_held = outcome.approval
+                    obj.refresh_from_db()
+                    return
+                game = outcome.result
             else:
                 game = services.game_create(actor=request.user, client_seed=data.get("client_seed"),
                                             slug=data["slug"], **form.configuration())
@@ -97,6 +103,20 @@ class GameInstanceAdmin(BackOfficeAdmin):
             raise ServiceRejected({None: [f"The game could not be saved: {error}"]}) from error
         obj.pk = game.pk
         obj.refresh_from_db()
+
+    def log_change(self, request, obj, message):
+        if getattr(request, "_game_change_held", None) is None:  # a held change is in the audit trail
+            return super().log_change(request, obj, message)
+        return None
+
+    def response_change(self, request, obj):
+        approval = getattr(request, "_game_change_held", None)
+        if approval is None:
+            return super().response_change(request, obj)
+        self.message_user(request, f"{obj.slug}: this game has taken bets, so the change needs a second person; "
+                                   f"sent for approval (request #{approval['id']}). Nothing changed yet.",
+                          messages.WARNING)
+        return HttpResponseRedirect(admin_url(obj))
 
     def save_related(self, request, form, formsets, change):
         pass  # no relations are edited here; the services wrote everything
