@@ -14,7 +14,7 @@ from django.conf import settings
 from approvals.choices import ApprovalAction
 from games import services as game_services
 from games.choices import BetStatus, RoundStatus
-from games.models import Bet, GameInstance, Round
+from games.models import Bet, GameInstance, Round, RtpPolicy
 from wallet import services as wallet_services
 from wallet.models import Account
 
@@ -37,7 +37,7 @@ def _game_diff(arguments: dict) -> dict:
     game = GameInstance.objects.get(pk=arguments["game_id"])
     before = game.configuration()
     for name, value in arguments["changes"].items():
-        setattr(game, name, game._meta.get_field(name).to_python(value))
+        setattr(game, name, value)
     after = game.configuration()
     return {name: {"before": before[name], "after": after[name]} for name in after if after[name] != before[name]}
 
@@ -49,6 +49,13 @@ UNGATED_GAME_FIELDS = {"name"}
 def _game_needs_approval(arguments: dict) -> bool:
     changed = set(_game_diff(arguments)) - UNGATED_GAME_FIELDS
     return bool(changed) and Bet.objects.filter(round__game_id=arguments["game_id"]).exists()
+
+
+def _game_value(name: str, stored):
+    """A configuration value as the payload stores it (configuration(): the policy by name) back to Python."""
+    if name == "rtp_policy":
+        return None if stored is None else RtpPolicy.objects.get(name=stored)
+    return GameInstance._meta.get_field(name).to_python(stored)
 
 
 def _game_payload(arguments: dict) -> dict:
@@ -66,8 +73,7 @@ GAME_UPDATE = ActionKind(
     payload=_game_payload,
     arguments=lambda payload: {
         "game_id": payload["game_id"],
-        "changes": {name: GameInstance._meta.get_field(name).to_python(value)
-                    for name, value in payload["changes"].items()},
+        "changes": {name: _game_value(name, value) for name, value in payload["changes"].items()},
     },
 )
 

@@ -7,6 +7,8 @@ class AuditAction(models.TextChoices):
     GAME_CREATED = "game.created", "Game created"
     GAME_CONFIGURED = "game.configured", "Game configured"
     GAME_STATUS_CHANGED = "game.status_changed", "Game status changed"
+    RTP_POLICY_CREATED = "rtp_policy.created", "RTP policy created"
+    RTP_POLICY_CHANGED = "rtp_policy.changed", "RTP policy changed"
     SEED_PAIR_COMMITTED = "seed_pair.committed", "Seed pair committed"
     SEED_PAIR_REVEALED = "seed_pair.revealed", "Seed pair revealed"
     ROUND_OPENED = "round.opened", "Round opened"

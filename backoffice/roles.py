@@ -24,7 +24,7 @@ class Role(models.TextChoices):
 READ_ALL = [
     "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
     "audit.view_auditevent", "wallet.view_account", "wallet.view_ledgerentry",
-    "settlement.view_settlementbatch", "approvals.view_approval",
+    "settlement.view_settlementbatch", "approvals.view_approval", "games.view_rtppolicy",
 ]
 
 # The operations dashboard (GGR, return to player against the exact odds, outcome tests).

@@ -2,7 +2,7 @@
 
 The fixed order, from first to last, in which a transaction may take them:
 
-    game instance → seed pair → rounds (by id) → accounts (by id) → the audit chain
+    game instance → RTP policy → seed pair → rounds (by id) → accounts (by id) → the audit chain
 
 The account locks live with the accounts (wallet.locks) and the chain's with the audit trail
 (audit.services); they are named here so that the whole order reads in one place.
@@ -14,17 +14,22 @@ database itself.
 """
 
 from games.choices import RoundStatus
-from games.models import GameInstance, Round, SeedPair
+from games.models import GameInstance, Round, RtpPolicy, SeedPair
 from wallet.locks import lock_account_balances, lock_accounts
 
 __all__ = [
-    "lock_game", "lock_active_seed_pair", "lock_round", "lock_dealt_rounds", "lock_accounts",
+    "lock_game", "lock_rtp_policy", "lock_active_seed_pair", "lock_round", "lock_dealt_rounds", "lock_accounts",
     "lock_account_balances",
 ]
 
 
 def lock_game(game_id: int) -> GameInstance:
     return GameInstance.objects.select_for_update().get(pk=game_id)
+
+
+def lock_rtp_policy(policy_id: int) -> RtpPolicy:
+    """Held while a game is checked against the policy, or the policy against its games."""
+    return RtpPolicy.objects.select_for_update().get(pk=policy_id)
 
 
 def lock_active_seed_pair(game_id: int) -> SeedPair | None:

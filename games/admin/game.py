@@ -18,7 +18,7 @@ from backoffice.formatting import EMPTY
 from games import selectors, services
 from games.choices import RoundStatus
 from games.errors import Conflict
-from games.forms import GameInstanceForm, RotateSeedForm, rtp_preview
+from games.forms import GameInstanceForm, RotateSeedForm, rtp_policy_from, rtp_preview
 from games.models import GameInstance, Round, SeedPair
 
 
@@ -36,7 +36,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
     list_display = ("slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
                     "tie_multiplier", "rtp_summary", "min_bet", "max_bet", "currency", "updated_at")
     list_display_links = ("slug", "name")
-    list_filter = ("status", "decks", "currency")
+    list_filter = ("status", "decks", "currency", "rtp_policy")
     search_fields = ("slug", "name")
     search_help_text = "Slug or name (or part of either); a number matches the id."
     actions = ["rotate_seeds"]
@@ -50,7 +50,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
     def get_fieldsets(self, request, obj=None):
         fieldsets = [
             (None, {"fields": ("slug", "name", "status")}),
-            (self.PAYOUTS, {"fields": ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier")}),
+            (self.PAYOUTS, {"fields": ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier",
+                                       "rtp_policy")}),
             ("Bets", {"fields": ("min_bet", "max_bet", "currency")}),
         ]
         if obj is None:
@@ -147,7 +148,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
 
         context["rtp_preview"] = rtp_preview(
             decks=value("decks"), player=value("player_multiplier"), banker=value("banker_multiplier"),
-            tie=value("tie_multiplier"),
+            tie=value("tie_multiplier"), policy=rtp_policy_from(value("rtp_policy")),
         )
         context["rtp_preview_url"] = self.own_url("rtp_preview")
         context["rtp_fieldset"] = self.PAYOUTS
@@ -259,7 +260,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
         if not (self.has_add_permission(request) or self.has_change_permission(request)):
             raise PermissionDenied
         preview = rtp_preview(decks=request.GET.get("decks", ""), player=request.GET.get("player", ""),
-                              banker=request.GET.get("banker", ""), tie=request.GET.get("tie", ""))
+                              banker=request.GET.get("banker", ""), tie=request.GET.get("tie", ""),
+                              policy=rtp_policy_from(request.GET.get("policy")))
         return JsonResponse(preview, status=200 if preview["ok"] else 400)
 
     def get_urls(self):
