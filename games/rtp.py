@@ -6,7 +6,7 @@ configuration is refused only when it truly is outside a limit.
 """
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 
 from games.choices import BetType
@@ -24,9 +24,10 @@ LIMIT_NAMES = (*(name for pair in LIMIT_FIELDS.values() for name in pair), HIGHE
 PERCENT_PLACES = Decimal("0.0001")
 
 
-def rtp_text(rtp: Fraction) -> str:
-    """An exact RTP as a percentage, rounded half-even to four places: "98.9421 %"."""
-    value = (Decimal(rtp.numerator) * 100 / Decimal(rtp.denominator)).quantize(PERCENT_PLACES, ROUND_HALF_EVEN)
+def rtp_text(rtp: Fraction, rounding=ROUND_HALF_EVEN) -> str:
+    """An exact RTP as a percentage to four places: "98.9421 %". Set against a limit it is rounded away
+    from the limit (down under a minimum, up over a maximum), so it never reads as equal to it."""
+    value = (Decimal(rtp.numerator) * 100 / Decimal(rtp.denominator)).quantize(PERCENT_PLACES, rounding)
     return f"{value} %"
 
 
@@ -51,16 +52,16 @@ def policy_violations(policy, *, decks: int, multipliers: Multipliers) -> list:
         minimum, maximum = getattr(policy, min_field), getattr(policy, max_field)
         if minimum is not None and rtp < Fraction(minimum) / 100:
             found.append(Violation(bet_type, min_field, f"The {bet_type.label} bet's return to player, "
-                                   f"{rtp_text(rtp)}, is below the minimum of {minimum} % of the RTP policy "
-                                   f"“{policy.name}”."))
+                                   f"{rtp_text(rtp, ROUND_FLOOR)}, is below the minimum of {minimum} % "
+                                   f"of the RTP policy “{policy.name}”."))
         if maximum is not None and rtp > Fraction(maximum) / 100:
             found.append(Violation(bet_type, max_field, f"The {bet_type.label} bet's return to player, "
-                                   f"{rtp_text(rtp)}, is above the maximum of {maximum} % of the RTP policy "
-                                   f"“{policy.name}”."))
+                                   f"{rtp_text(rtp, ROUND_CEILING)}, is above the maximum of {maximum} % "
+                                   f"of the RTP policy “{policy.name}”."))
     highest_bet = max(rtps, key=rtps.get)
     if policy.max_rtp is not None and rtps[highest_bet] > Fraction(policy.max_rtp) / 100:
         found.append(Violation(highest_bet, HIGHEST_FIELD, f"The highest return to player, the "
-                               f"{highest_bet.label} bet's {rtp_text(rtps[highest_bet])}, is above the "
+                               f"{highest_bet.label} bet's {rtp_text(rtps[highest_bet], ROUND_CEILING)}, is above the "
                                f"maximum of {policy.max_rtp} % for any bet of the RTP policy “{policy.name}”."))
     return found
 

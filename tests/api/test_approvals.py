@@ -203,3 +203,27 @@ class TestQueue:
     @pytest.mark.parametrize("params", [{"status": "done"}, {"action": "x"}, {"object_id": "abc"}])
     def test_bad_filters_name_the_field(self, as_support, params):
         assert_names_field(as_support.get(f"{API}/approvals/", params), 400, next(iter(params)))
+
+
+class TestPolicyAssignment:
+    def test_assigning_a_policy_is_held_then_applied_by_name(self, as_operator, as_second, game_with_bets,
+                                                              administrator):
+        game_services.rtp_policy_create(actor=administrator, name="MGA", min_banker_rtp=Decimal("97"))
+        approval = held(as_operator.patch(f"{API}/games/main-table/", {"rtp_policy": "MGA", "reason": "licence"}))
+        assert approval["changes"] == {"rtp_policy": {"before": None, "after": "MGA"}}
+        body = as_second.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "ok"}).json()
+        assert body["result"]["rtp_policy"] == "MGA"
+        assert GameInstance.objects.get().rtp_policy.name == "MGA"
+
+    def test_a_policy_tightened_meanwhile_makes_the_change_a_409(self, as_operator, as_second, game_with_bets,
+                                                                 administrator):
+        policy = game_services.rtp_policy_create(actor=administrator, name="MGA", min_tie_rtp=Decimal("80"))
+        game_services.game_update(game_id=game_with_bets.pk, actor=administrator, reason="x",
+                                  changes={"rtp_policy": policy})
+        approval = held(as_operator.patch(f"{API}/games/main-table/", {"tie_multiplier": "8.5", "reason": "promo"}))
+        game_services.rtp_policy_update(policy_id=policy.pk, actor=administrator, reason="stricter",
+                                        changes={"min_tie_rtp": Decimal("85")})
+        response = as_second.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "ok"})
+        assert_names_field(response, 409, "approval")
+        assert "is below the minimum of 85.0000 %" in response.json()["approval"][0]
+        assert GameInstance.objects.get().tie_multiplier == Decimal("9")
