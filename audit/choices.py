@@ -28,3 +28,6 @@ class AuditAction(models.TextChoices):
     APPROVAL_APPLIED = "approval.applied", "Approval applied"
     APPROVAL_REJECTED = "approval.rejected", "Approval rejected"
     APPROVAL_EXPIRED = "approval.expired", "Approval expired"
+    ALERT_OPENED = "alert.opened", "Alert opened"
+    ALERT_ACKNOWLEDGED = "alert.acknowledged", "Alert acknowledged"
+    ALERT_RESOLVED = "alert.resolved", "Alert resolved"

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "games",
     "settlement",
     "approvals",
+    "alerts",
     "benchmarks",
 ]
 
@@ -161,6 +162,20 @@ MAX_SETTLEMENT_FAILURES = int(os.environ.get("MAX_SETTLEMENT_FAILURES", "5"))
 APPROVAL_ACTIONS = env_list("APPROVAL_ACTIONS", "game.update,account.adjust,round.void")
 APPROVAL_ADJUSTMENT_THRESHOLD = Decimal(os.environ.get("APPROVAL_ADJUSTMENT_THRESHOLD", "10000.00"))
 APPROVAL_EXPIRY_HOURS = float(os.environ.get("APPROVAL_EXPIRY_HOURS", "24"))
+
+# Alerts (alerts.checks): thresholds of the periodic checks, the days they look back on, and who is
+# emailed when an alert opens. Without EMAIL_HOST, email goes to the console (development).
+ALERT_SETTLEMENT_LAG_SECONDS = int(os.environ.get("ALERT_SETTLEMENT_LAG_SECONDS", "120"))
+ALERT_PAYOUT_THRESHOLD = Decimal(os.environ.get("ALERT_PAYOUT_THRESHOLD", "50000.00"))
+ALERT_OUTCOME_P_VALUE = float(os.environ.get("ALERT_OUTCOME_P_VALUE", "0.001"))
+ALERT_RTP_BAND_SIGMAS = float(os.environ.get("ALERT_RTP_BAND_SIGMAS", "4"))
+ALERT_RTP_MIN_BETS = int(os.environ.get("ALERT_RTP_MIN_BETS", "100"))
+ALERT_LOOKBACK_DAYS = int(os.environ.get("ALERT_LOOKBACK_DAYS", "2"))
+ALERT_EMAIL_RECIPIENTS = env_list("ALERT_EMAIL_RECIPIENTS")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                 else "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "back-office@localhost")
 
 LOGGING = {
     "version": 1,

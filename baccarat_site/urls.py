@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from alerts.api.urls import urlpatterns as alerts_api
 from approvals.api.urls import urlpatterns as approvals_api
 from audit.api.urls import urlpatterns as audit_api
 from games import views as public_views
@@ -9,7 +10,7 @@ from games.api.urls import urlpatterns as games_api
 from wallet.api.urls import urlpatterns as wallet_api
 
 # /api/v1/: one namespace ("api") over the apps' routes.
-api_v1 = ([*games_api, *wallet_api, *audit_api, *approvals_api], "api")
+api_v1 = ([*games_api, *wallet_api, *audit_api, *approvals_api, *alerts_api], "api")
 
 urlpatterns = [
     path("", public_views.fairness, name="fairness"),

@@ -25,6 +25,7 @@ READ_ALL = [
     "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
     "audit.view_auditevent", "wallet.view_account", "wallet.view_ledgerentry",
     "settlement.view_settlementbatch", "approvals.view_approval", "games.view_rtppolicy",
+    "alerts.view_alert",
 ]
 
 # The operations dashboard (GGR, return to player against the exact odds, outcome tests).
@@ -35,7 +36,7 @@ ROLE_PERMISSIONS = {
         "games.add_gameinstance", "games.change_gameinstance", "games.rotate_seeds",
         "games.void_round", "games.verify_round",
         "wallet.add_account", "wallet.adjust_account", "settlement.request_sweep",
-        "approvals.approve_approval",
+        "approvals.approve_approval", "alerts.handle_alert",
         "django_celery_beat.view_periodictask", "django_celery_beat.change_periodictask",
         "django_celery_beat.view_intervalschedule", "django_celery_beat.add_intervalschedule",
         "django_celery_beat.view_crontabschedule", "django_celery_beat.add_crontabschedule",
