@@ -31,3 +31,7 @@ class AuditAction(models.TextChoices):
     ALERT_OPENED = "alert.opened", "Alert opened"
     ALERT_ACKNOWLEDGED = "alert.acknowledged", "Alert acknowledged"
     ALERT_RESOLVED = "alert.resolved", "Alert resolved"
+    WEBHOOK_ENDPOINT_CREATED = "webhook.endpoint_created", "Webhook endpoint created"
+    WEBHOOK_ENDPOINT_CHANGED = "webhook.endpoint_changed", "Webhook endpoint changed"
+    WEBHOOK_SECRET_ROTATED = "webhook.secret_rotated", "Webhook secret rotated"
+    WEBHOOK_REDELIVERED = "webhook.redelivered", "Webhook redelivered"

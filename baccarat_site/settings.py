@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "settlement",
     "approvals",
     "alerts",
+    "webhooks",
     "benchmarks",
 ]
 
@@ -176,6 +177,15 @@ EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
 EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
                  else "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "back-office@localhost")
+
+# Webhooks: the HTTP timeout of one attempt, the attempts before a delivery is given up, the backoff
+# (doubling from WEBHOOK_BACKOFF_SECONDS up to WEBHOOK_BACKOFF_MAX_SECONDS), and how long a rotated
+# secret keeps signing next to its successor.
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "5"))
+WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "8"))
+WEBHOOK_BACKOFF_SECONDS = float(os.environ.get("WEBHOOK_BACKOFF_SECONDS", "10"))
+WEBHOOK_BACKOFF_MAX_SECONDS = float(os.environ.get("WEBHOOK_BACKOFF_MAX_SECONDS", "3600"))
+WEBHOOK_SECRET_OVERLAP_HOURS = float(os.environ.get("WEBHOOK_SECRET_OVERLAP_HOURS", "24"))
 
 LOGGING = {
     "version": 1,

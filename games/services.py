@@ -19,7 +19,7 @@ from games.choices import BetStatus, BetType, GameStatus, RoundStatus
 from games.engine import Dealer, server_seed_hash
 from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
-from games.signals import round_dealt
+from games.signals import round_dealt, round_voided, seeds_revealed
 from games.validators import validate_client_seed_field
 from wallet.choices import LedgerKind
 from wallet.models import Account
@@ -157,6 +157,7 @@ def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple
     audit_record(actor=actor, action=AuditAction.SEED_PAIR_REVEALED, obj=pair,
                  after={"server_seed_hash": pair.server_seed_hash, "server_seed": pair.server_seed,
                         "rounds_played": pair.next_nonce})
+    seeds_revealed.send(sender=SeedPair, pair=pair)
     new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or pair.client_seed)
     return pair, new_pair
 
@@ -236,6 +237,7 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
     round_.save(update_fields=["status", "voided_at", "void_reason"])
     audit_record(actor=actor, action=AuditAction.ROUND_VOIDED, obj=round_, before={"status": before_status},
                  after={"status": RoundStatus.VOID, "bets_refunded": len(bets)}, reason=reason)
+    round_voided.send(sender=Round, round_=round_)
     return round_
 
 
