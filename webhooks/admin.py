@@ -68,6 +68,12 @@ class AttemptInline(admin.TabularInline):
     def has_add_permission(self, request, obj=None):
         return False
 
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("webhooks.view_delivery")  # the log is part of its delivery
+
 
 @admin.register(Delivery)
 class DeliveryAdmin(ReadOnlyAdmin):

@@ -171,7 +171,9 @@ def delivery_attempt(delivery_id: int) -> str | None:
     duration_ms = int((time.monotonic() - clock) * 1000)
     with transaction.atomic():
         delivery = Delivery.objects.select_for_update().get(pk=delivery_id)
-        DeliveryAttempt.objects.create(delivery=delivery, number=delivery.attempts, started_at=started,
+        # Numbered across redeliveries (``attempts`` counts those since the last one).
+        number = delivery.attempt_log.count() + 1
+        DeliveryAttempt.objects.create(delivery=delivery, number=number, started_at=started,
                                        duration_ms=duration_ms, status_code=status_code, error=error,
                                        response_excerpt=excerpt)
         if status_code is not None and 200 <= status_code < 300:
