@@ -29,11 +29,12 @@ def workers(broker, redis_url, tmp_path):
     pool.stop_all()
 
 
-def test_a_worker_killed_mid_delivery_loses_nothing(workers, receiver, endpoint, dealt_round, operator):
-    _hook, secret = endpoint(["round.voided"])
+def test_a_worker_killed_mid_delivery_loses_nothing(workers, receiver, endpoint, game, integration, operator):
+    endpoint(["round.voided"])
     receiver.script = [("hold", None)]  # the first request hangs: the worker is killed in the middle of it
+    round_ = game_services.round_open(game_id=game.pk, actor=integration)  # open: voided without a second person
     [first] = workers.start(1)
-    game_services.round_void(round_id=dealt_round.pk, actor=operator, reason="misdeal")  # commits: task sent
+    game_services.round_void(round_id=round_.pk, actor=operator, reason="misdeal")  # commits: the task is sent
     assert receiver.arrived.wait(30), workers.logs_tail()
     first.kill()
     delivery = Delivery.objects.get()
