@@ -1,6 +1,7 @@
 """Settings, read from the environment. The defaults run the embedded set-up: SQLite, tasks in-process."""
 
 import os
+from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
@@ -43,6 +44,9 @@ INSTALLED_APPS = [
     "wallet",
     "games",
     "settlement",
+    "approvals",
+    "alerts",
+    "webhooks",
     "benchmarks",
 ]
 
@@ -173,6 +177,36 @@ AUDIT_HEAD_INTERVAL_SECONDS = int(os.environ.get("AUDIT_HEAD_INTERVAL_SECONDS", 
 
 # Bulk intake: the most bets one request to /api/v1/rounds/{id}/bets/bulk/ may carry.
 BET_BULK_MAX_ITEMS = int(os.environ.get("BET_BULK_MAX_ITEMS", "1000"))
+
+# Four eyes: the actions that need a second person (game.update of a game that has taken bets,
+# account.adjust from the threshold's absolute amount, round.void of a DEALT round), and how long a
+# request waits before it expires.
+APPROVAL_ACTIONS = env_list("APPROVAL_ACTIONS", "game.update,account.adjust,round.void")
+APPROVAL_ADJUSTMENT_THRESHOLD = Decimal(os.environ.get("APPROVAL_ADJUSTMENT_THRESHOLD", "10000.00"))
+APPROVAL_EXPIRY_HOURS = float(os.environ.get("APPROVAL_EXPIRY_HOURS", "24"))
+
+# Alerts (alerts.checks): thresholds of the periodic checks, the days they look back on, and who is
+# emailed when an alert opens. Without EMAIL_HOST, email goes to the console (development).
+ALERT_SETTLEMENT_LAG_SECONDS = int(os.environ.get("ALERT_SETTLEMENT_LAG_SECONDS", "120"))
+ALERT_PAYOUT_THRESHOLD = Decimal(os.environ.get("ALERT_PAYOUT_THRESHOLD", "50000.00"))
+ALERT_OUTCOME_P_VALUE = float(os.environ.get("ALERT_OUTCOME_P_VALUE", "0.001"))
+ALERT_RTP_BAND_SIGMAS = float(os.environ.get("ALERT_RTP_BAND_SIGMAS", "4"))
+ALERT_RTP_MIN_BETS = int(os.environ.get("ALERT_RTP_MIN_BETS", "100"))
+ALERT_LOOKBACK_DAYS = int(os.environ.get("ALERT_LOOKBACK_DAYS", "2"))
+ALERT_EMAIL_RECIPIENTS = env_list("ALERT_EMAIL_RECIPIENTS")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                 else "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "back-office@localhost")
+
+# Webhooks: the HTTP timeout of one attempt, the attempts before a delivery is given up, the backoff
+# (doubling from WEBHOOK_BACKOFF_SECONDS up to WEBHOOK_BACKOFF_MAX_SECONDS), and how long a rotated
+# secret keeps signing next to its successor.
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "5"))
+WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "8"))
+WEBHOOK_BACKOFF_SECONDS = float(os.environ.get("WEBHOOK_BACKOFF_SECONDS", "10"))
+WEBHOOK_BACKOFF_MAX_SECONDS = float(os.environ.get("WEBHOOK_BACKOFF_MAX_SECONDS", "3600"))
+WEBHOOK_SECRET_OVERLAP_HOURS = float(os.environ.get("WEBHOOK_SECRET_OVERLAP_HOURS", "24"))
 
 LOGGING = {
     "version": 1,

@@ -24,7 +24,8 @@ class Role(models.TextChoices):
 READ_ALL = [
     "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
     "audit.view_auditevent", "wallet.view_account", "wallet.view_ledgerentry",
-    "settlement.view_settlementbatch",
+    "settlement.view_settlementbatch", "approvals.view_approval", "games.view_rtppolicy",
+    "alerts.view_alert", "webhooks.view_endpoint", "webhooks.view_delivery", "webhooks.view_event",
 ]
 
 # The operations dashboard (GGR, return to player against the exact odds, outcome tests).
@@ -35,6 +36,7 @@ ROLE_PERMISSIONS = {
         "games.add_gameinstance", "games.change_gameinstance", "games.rotate_seeds",
         "games.void_round", "games.verify_round",
         "wallet.add_account", "wallet.adjust_account", "settlement.request_sweep",
+        "approvals.approve_approval", "alerts.handle_alert", "webhooks.change_delivery",
         "django_celery_beat.view_periodictask", "django_celery_beat.change_periodictask",
         "django_celery_beat.view_intervalschedule", "django_celery_beat.add_intervalschedule",
         "django_celery_beat.view_crontabschedule", "django_celery_beat.add_crontabschedule",
@@ -45,6 +47,7 @@ ROLE_PERMISSIONS = {
         "wallet.view_account", "wallet.view_ledgerentry",
         "games.open_round", "games.deal_round", "games.place_bet", "games.verify_round",
         "wallet.add_account",
+        "webhooks.view_endpoint", "webhooks.add_endpoint", "webhooks.change_endpoint", "webhooks.view_delivery",
     ],
     Role.ADMIN: None,  # every permission there is
 }

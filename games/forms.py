@@ -26,14 +26,10 @@ from games.engine import (
     validate_server_seed,
 )
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
-from games.models import GameInstance
+from games.models import GameInstance, RtpPolicy
+from games.rtp import HIGHEST_FIELD, LIMIT_FIELDS, MULTIPLIER_FIELDS, policy_violations
 from games.validators import validate_client_seed_field, validate_multiplier
 
-MULTIPLIER_FIELDS = {
-    BetType.PLAYER: "player_multiplier",
-    BetType.BANKER: "banker_multiplier",
-    BetType.TIE: "tie_multiplier",
-}
 PERCENT_PLACES = 4
 
 
@@ -68,7 +64,15 @@ def _parse_multiplier(raw):
     return value, None
 
 
-def rtp_preview(*, decks, player, banker, tie) -> dict:
+def rtp_policy_from(raw) -> RtpPolicy | None:
+    """The policy a form or a preview request names by id (None for none, or for an unknown id)."""
+    if isinstance(raw, RtpPolicy) or raw is None:
+        return raw
+    raw = str(raw).strip()
+    return RtpPolicy.objects.filter(pk=int(raw)).first() if raw.isdigit() and len(raw) < 19 else None
+
+
+def rtp_preview(*, decks, player, banker, tie, policy: RtpPolicy | None = None) -> dict:
     """The exact odds and return to player of a configuration, from raw (possibly bad) input.
 
     The figures are exact fractions from ``exact_odds`` rounded only for display; ``exact`` keeps
@@ -85,7 +89,8 @@ def rtp_preview(*, decks, player, banker, tie) -> dict:
             errors[MULTIPLIER_FIELDS[bet_type]] = problem
         multipliers[bet_type] = value
     if errors:
-        return {"ok": False, "errors": errors, "bets": [], "over_100": False, "warning": ""}
+        return {"ok": False, "errors": errors, "bets": [], "over_100": False, "warning": "",
+                "policy": None, "policy_errors": []}
     odds = exact_odds(decks_value)
     config = Multipliers(multipliers[BetType.PLAYER], multipliers[BetType.BANKER], multipliers[BetType.TIE])
     win_probability = {BetType.PLAYER: odds.player, BetType.BANKER: odds.banker, BetType.TIE: odds.tie}
@@ -101,7 +106,11 @@ def rtp_preview(*, decks, player, banker, tie) -> dict:
             "house_edge": rtp_percent(1 - rtp),
             "rtp_exact": f"{rtp.numerator}/{rtp.denominator}",
             "over_100": rtp > 1,
+            **_policy_limits(policy, bet_type),
         })
+    violations = [] if policy is None else policy_violations(policy, decks=decks_value, multipliers=config)
+    for bet in bets:
+        bet["outside_policy"] = any(violation.bet_type == bet["bet_type"] for violation in violations)
     over = [bet["label"] for bet in bets if bet["over_100"]]
     warning = ""
     if over:
@@ -116,7 +125,21 @@ def rtp_preview(*, decks, player, banker, tie) -> dict:
         "bets": bets,
         "over_100": bool(over),
         "warning": warning,
+        "policy": None if policy is None else {"name": policy.name, "max_rtp": _limit(policy, HIGHEST_FIELD)},
+        "policy_errors": [violation.message for violation in violations],
     }
+
+
+def _limit(policy, field) -> str | None:
+    value = getattr(policy, field)
+    return None if value is None else str(value)
+
+
+def _policy_limits(policy, bet_type) -> dict:
+    if policy is None:
+        return {"min_rtp": None, "max_rtp": None}
+    low, high = LIMIT_FIELDS[bet_type]
+    return {"min_rtp": _limit(policy, low), "max_rtp": _limit(policy, high)}
 
 
 # --- Game configuration ---------------------------------------------------------------------------
@@ -158,12 +181,13 @@ class GameInstanceForm(forms.ModelForm):
     class Meta:
         model = GameInstance
         fields = ["slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
-                  "tie_multiplier", "min_bet", "max_bet", "currency"]
+                  "tie_multiplier", "rtp_policy", "min_bet", "max_bet", "currency"]
         widgets = {
             "player_multiplier": _multiplier_widget(),
             "banker_multiplier": _multiplier_widget(),
             "tie_multiplier": _multiplier_widget(),
             "decks": forms.NumberInput(attrs={"class": "rtp-input"}),
+            "rtp_policy": forms.Select(attrs={"class": "rtp-input"}),
             "currency": forms.TextInput(attrs={"size": 4, "maxlength": 3, "style": "text-transform: uppercase"}),
         }
 
@@ -285,3 +309,31 @@ class PublicVerifyForm(forms.Form):
                 except Pf1InputError as error:
                     self.add_error(field, f"The {field.replace('_', ' ')} {error.message}.")
         return cleaned
+
+
+class RtpPolicyForm(forms.ModelForm):
+    """Creates or changes (with a required reason) an RTP policy; the model checks its limits and that
+    every game assigned to it keeps them."""
+
+    reason = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text="Why the limits change; recorded in the audit trail. Required for any change.",
+    )
+    service_errors: dict | None = None  # set by the admin when the service refused a validated form
+
+    class Meta:
+        model = RtpPolicy
+        fields = list(RtpPolicy.CONFIGURATION_FIELDS)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].required = self.instance.pk is not None
+
+    def clean(self):
+        cleaned = super().clean()
+        for field, messages in (self.service_errors or {}).items():
+            self.add_error(field if field in self.fields else None, messages)
+        return cleaned
+
+    def configuration(self) -> dict:
+        return {name: self.cleaned_data[name] for name in RtpPolicy.CONFIGURATION_FIELDS if name in self.cleaned_data}

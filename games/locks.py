@@ -2,7 +2,7 @@
 
 The fixed order, from first to last, in which a transaction may take them:
 
-    game instance → seed pair → rounds (by id) → accounts (by id)
+    game instance → RTP policy → seed pair → rounds (by id) → accounts (by id)
 
 The account locks live with the accounts (wallet.locks); they are named here so that the whole
 order reads in one place. Writing an audit event takes no lock (audit.sequencer orders events after
@@ -27,11 +27,11 @@ database itself.
 from django.db import connection
 
 from games.choices import RoundStatus
-from games.models import GameInstance, Round, SeedPair
+from games.models import GameInstance, Round, RtpPolicy, SeedPair
 from wallet.locks import lock_account_balances, lock_accounts, lock_accounts_by_external_id
 
 __all__ = [
-    "lock_game", "lock_active_seed_pair", "lock_round", "share_round", "OPEN_ROUND_FOR_SHARE",
+    "lock_game", "lock_rtp_policy", "lock_active_seed_pair", "lock_round", "share_round", "OPEN_ROUND_FOR_SHARE",
     "lock_dealt_rounds", "lock_accounts", "lock_account_balances", "lock_accounts_by_external_id",
 ]
 
@@ -58,6 +58,11 @@ def _postgresql() -> bool:
 
 def lock_game(game_id: int) -> GameInstance:
     return GameInstance.objects.select_for_update().get(pk=game_id)
+
+
+def lock_rtp_policy(policy_id: int) -> RtpPolicy:
+    """Held while a game is checked against the policy, or the policy against its games."""
+    return RtpPolicy.objects.select_for_update().get(pk=policy_id)
 
 
 def lock_active_seed_pair(game_id: int) -> SeedPair | None:

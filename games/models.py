@@ -2,12 +2,14 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
 from games.choices import BetStatus, BetType, GameStatus, Outcome, RoundStatus
 from games.engine import DEFAULT_MULTIPLIERS, MAX_DECKS, MIN_DECKS, Multipliers
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
+from games.rtp import LIMIT_FIELDS, LIMIT_NAMES, configuration_errors, policy_violations
 from games.validators import (
     MULTIPLIER_MAX_DIGITS,
     validate_client_seed_field,
@@ -35,6 +37,72 @@ def multiplier_in_range(name: str) -> Q:
     return Q(**{f"{name}__gte": MIN_MULTIPLIER, f"{name}__lte": MAX_MULTIPLIER})
 
 
+RTP_LIMIT_MAX = Decimal("9999.9999")
+
+
+def rtp_limit_field(verbose_name: str) -> models.DecimalField:
+    return models.DecimalField(
+        verbose_name, max_digits=8, decimal_places=4, null=True, blank=True,
+        validators=[MinValueValidator(Decimal(0)), MaxValueValidator(RTP_LIMIT_MAX)],
+        help_text="A percentage (e.g. 97.5000), 4 decimal places at most; empty for no limit.",
+    )
+
+
+class RtpPolicy(models.Model):
+    """Limits of the theoretical return to player (for example a jurisdiction's) that games assigned
+    to it must keep, checked exactly by games.rtp."""
+
+    name = models.CharField(max_length=64, unique=True)
+    description = models.TextField(blank=True)
+    min_player_rtp = rtp_limit_field("minimum Player RTP %")
+    max_player_rtp = rtp_limit_field("maximum Player RTP %")
+    min_banker_rtp = rtp_limit_field("minimum Banker RTP %")
+    max_banker_rtp = rtp_limit_field("maximum Banker RTP %")
+    min_tie_rtp = rtp_limit_field("minimum Tie RTP %")
+    max_tie_rtp = rtp_limit_field("maximum Tie RTP %")
+    max_rtp = rtp_limit_field("maximum RTP % of any bet")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    CONFIGURATION_FIELDS = ("name", "description", *LIMIT_NAMES)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "RTP policy"
+        verbose_name_plural = "RTP policies"
+        constraints = [
+            *(models.CheckConstraint(
+                condition=Q(**{f"{name}__isnull": True}) | Q(**{f"{name}__gte": 0, f"{name}__lte": RTP_LIMIT_MAX}),
+                name=f"rtp_policy_{name}_range") for name in LIMIT_NAMES),
+            *(models.CheckConstraint(
+                condition=Q(**{f"{low}__isnull": True}) | Q(**{f"{high}__isnull": True})
+                | Q(**{f"{low}__lte": F(high)}),
+                name=f"rtp_policy_{low}_le_max") for low, high in LIMIT_FIELDS.values()),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    def clean(self):
+        errors = {}
+        for low, high in LIMIT_FIELDS.values():
+            minimum, maximum = getattr(self, low), getattr(self, high)
+            if minimum is not None and maximum is not None and minimum > maximum:
+                errors[high] = "The maximum must be at least the minimum."
+        if not errors and self.pk is not None:
+            # Tightening a policy: every game assigned to it must still comply.
+            for game in self.games.order_by("slug"):
+                for violation in policy_violations(self, decks=game.decks, multipliers=game.multipliers):
+                    errors.setdefault(violation.limit_field, []).append(f"Game {game.slug}: {violation.message}")
+        if errors:
+            raise ValidationError(errors)
+
+    def configuration(self) -> dict:
+        """The policy's values as JSON-ready data, for audit."""
+        return {name: (str(value) if isinstance(value, Decimal) else value)
+                for name in self.CONFIGURATION_FIELDS for value in [getattr(self, name)]}
+
+
 class GameInstance(models.Model):
     slug = models.SlugField(unique=True, max_length=64)
     name = models.CharField(max_length=100)
@@ -48,13 +116,16 @@ class GameInstance(models.Model):
     min_bet = money_field("minimum bet", validators=[validate_positive_money])
     max_bet = money_field("maximum bet", validators=[validate_positive_money])
     currency = models.CharField(max_length=3, default="USD", validators=[validate_currency])
+    rtp_policy = models.ForeignKey(RtpPolicy, on_delete=models.PROTECT, null=True, blank=True,
+                                   related_name="games", verbose_name="RTP policy",
+                                   help_text="The payouts must keep this policy's RTP limits; empty for none.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     # The fields an operator configures; a change of any of them is audited with a reason.
     CONFIGURATION_FIELDS = (
         "name", "status", "decks", "player_multiplier", "banker_multiplier", "tie_multiplier",
-        "min_bet", "max_bet", "currency",
+        "min_bet", "max_bet", "currency", "rtp_policy",
     )
 
     class Meta:
@@ -93,13 +164,19 @@ class GameInstance(models.Model):
     def clean(self):
         if self.min_bet is not None and self.max_bet is not None and self.min_bet > self.max_bet:
             raise ValidationError({"max_bet": "The maximum bet must be at least the minimum bet."})
+        if self.rtp_policy_id is not None and None not in self.multipliers and self.decks is not None:
+            errors = configuration_errors(self.rtp_policy, decks=self.decks, multipliers=self.multipliers)
+            if errors:
+                raise ValidationError(errors)
 
     def configuration(self) -> dict:
         """The configured values as JSON-ready data (decimals at their column's scale), for audit."""
         values = {}
         for name in self.CONFIGURATION_FIELDS:
             value = getattr(self, name)
-            if isinstance(value, Decimal):
+            if isinstance(value, RtpPolicy):
+                value = value.name
+            elif isinstance(value, Decimal):
                 places = self._meta.get_field(name).decimal_places
                 value = str(value.quantize(Decimal(1).scaleb(-places)))
             values[name] = value

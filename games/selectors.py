@@ -17,6 +17,7 @@ from games.choices import GameStatus
 from games.engine import odds_report, verify_round
 from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, SeedPair
+from games.rtp import LIMIT_NAMES
 from wallet.models import Account, LedgerEntry
 
 PUBLIC_REVEALED_PER_GAME = 10
@@ -34,8 +35,12 @@ def game_get(*, slug: str) -> GameInstance:
 
 
 def game_odds(*, game: GameInstance) -> dict:
-    """Exact odds and return to player of the game's current configuration (``manage.py odds --json``)."""
-    return odds_report(game.decks, game.multipliers)
+    """Exact odds and return to player of the game's current configuration (``manage.py odds --json``),
+    with the limits of its RTP policy (null without one)."""
+    policy = game.rtp_policy
+    limits = None if policy is None else {"name": policy.name, **{
+        name: None if getattr(policy, name) is None else str(getattr(policy, name)) for name in LIMIT_NAMES}}
+    return {**odds_report(game.decks, game.multipliers), "policy": limits}
 
 
 # --- Seed pairs ---------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ from games import locks, selectors, writes
 from games.choices import BetStatus, BetType, GameStatus, RoundStatus
 from games.engine import Dealer, server_seed_hash
 from games.errors import Conflict
-from games.models import Bet, GameInstance, Round, SeedPair
-from games.signals import round_dealt
+from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
+from games.signals import round_dealt, round_voided, seeds_revealed
 from games.validators import validate_client_seed_field
 from wallet.choices import LedgerKind
 from wallet.models import Account
@@ -44,6 +44,8 @@ def game_create(*, actor, client_seed: str | None = None, **fields) -> GameInsta
     try:
         with transaction.atomic():
             game = GameInstance(**fields)
+            if game.rtp_policy_id is not None:
+                game.rtp_policy = locks.lock_rtp_policy(game.rtp_policy_id)
             game.full_clean()
             game.save()
             audit_record(actor=actor, action=AuditAction.GAME_CREATED, obj=game, after=game.configuration())
@@ -67,6 +69,8 @@ def game_update(*, game_id: int, actor, reason: str, changes: dict) -> GameInsta
     before = game.configuration()
     for name, value in changes.items():
         setattr(game, name, value)
+    if game.rtp_policy_id is not None:
+        game.rtp_policy = locks.lock_rtp_policy(game.rtp_policy_id)  # checked against its limits as they stand
     game.full_clean()
     after = game.configuration()
     if after == before:
@@ -84,6 +88,39 @@ def game_update(*, game_id: int, actor, reason: str, changes: dict) -> GameInsta
             reason=reason,
         )
     return game
+
+
+# --- RTP policies -------------------------------------------------------------------------------
+
+@transaction.atomic
+def rtp_policy_create(*, actor, **fields) -> RtpPolicy:
+    policy = RtpPolicy(**fields)
+    policy.full_clean()
+    policy.save()
+    audit_record(actor=actor, action=AuditAction.RTP_POLICY_CREATED, obj=policy, after=policy.configuration())
+    return policy
+
+
+@transaction.atomic
+def rtp_policy_update(*, policy_id: int, actor, reason: str, changes: dict) -> RtpPolicy:
+    """Change a policy's limits; refused while a game assigned to it would break them."""
+    reason = required_reason(reason)
+    unknown = set(changes) - set(RtpPolicy.CONFIGURATION_FIELDS)
+    if unknown:
+        raise ValidationError({name: "This field cannot be changed." for name in sorted(unknown)})
+    policy = locks.lock_rtp_policy(policy_id)
+    before = policy.configuration()
+    for name, value in changes.items():
+        setattr(policy, name, value)
+    policy.full_clean()
+    after = policy.configuration()
+    changed = sorted(name for name in after if after[name] != before[name])
+    if changed:
+        policy.save()
+        audit_record(actor=actor, action=AuditAction.RTP_POLICY_CHANGED, obj=policy,
+                     before={name: before[name] for name in changed}, after={name: after[name] for name in changed},
+                     reason=reason)
+    return policy
 
 
 # --- Seed pairs ---------------------------------------------------------------------------------
@@ -121,6 +158,7 @@ def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple
     audit_record(actor=actor, action=AuditAction.SEED_PAIR_REVEALED, obj=pair,
                  after={"server_seed_hash": pair.server_seed_hash, "server_seed": pair.server_seed,
                         "rounds_played": pair.next_nonce})
+    seeds_revealed.send(sender=SeedPair, pair=pair)
     new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or pair.client_seed)
     return pair, new_pair
 
@@ -200,6 +238,7 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
     round_.save(update_fields=["status", "voided_at", "void_reason"])
     audit_record(actor=actor, action=AuditAction.ROUND_VOIDED, obj=round_, before={"status": before_status},
                  after={"status": RoundStatus.VOID, "bets_refunded": len(bets)}, reason=reason)
+    round_voided.send(sender=Round, round_=round_)
     return round_
 
 

@@ -69,5 +69,6 @@ def dashboard_view(request, site):
         "chart_data": board.series if board else {},
         "currencies": currencies,
         "queue_url": reverse("admin:settlement_settlementbatch_changelist", current_app=site.name),
+        "top_panels": site.dashboard_panels(request),
     }
     return TemplateResponse(request, "admin/settlement/dashboard.html", context)

@@ -19,7 +19,7 @@ from games.engine import bet_return, settlement_kind
 from games.models import Bet, Round
 from settlement import aggregates, writes
 from settlement.models import SettlementBatch
-from settlement.signals import sweep_requested
+from settlement.signals import rounds_settled, sweep_requested
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +151,7 @@ def settlement_run(*, round_ids=None, limit: int | None = None, worker: str | No
     audit_record(actor=f"system:{worker}", action=AuditAction.ROUNDS_SETTLED, obj=batch,
                  after={"rounds": batch.round_ids, "bets": len(bets), "total_staked": str(total_staked),
                         "total_paid": str(total_paid)})
+    rounds_settled.send(sender=SettlementBatch, round_ids=batch.round_ids)
     return batch
 
 

@@ -4,3 +4,7 @@ from django.dispatch import Signal
 
 # Sent once the transaction that asked for a sweep has committed.
 sweep_requested = Signal()
+
+# Sent inside the transaction of a settlement batch, with ``round_ids``: a receiver's writes (webhook
+# outbox rows) commit or roll back with the settlement.
+rounds_settled = Signal()

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APP_ORDER = ["audit", "wallet", "games", "settlement"]
+APP_ORDER = ["audit", "wallet", "games", "settlement", "approvals", "alerts", "webhooks"]
 OURS = {*APP_ORDER, "backoffice", "baccarat_site", "benchmarks"}
 PRESENTATION_PARTS = {"admin", "api", "forms", "views", "templatetags", "exports", "dashboard"}
 DOMAIN_MODULES = {"models", "services", "selectors", "locks", "tasks", "writes", "aggregates", "receivers",
-                  "signals", "choices", "validators", "fields", "chain", "context", "errors"}
+                  "signals", "choices", "validators", "fields", "chain", "context", "errors", "actions", "checks",
+                  "rtp", "signing"}
 MAX_LINES = 600
 
 

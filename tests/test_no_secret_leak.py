@@ -31,12 +31,18 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from approvals.models import Approval
+from approvals.services import approval_gate
 from audit.models import AuditEvent
 from baccarat_site import urls as site_urls
-from games.models import Bet, GameInstance, Round, SeedPair
+from games import services as game_services
+from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
 from settlement.api import urls as settlement_api_urls
 from tests.conftest import api_client_for
+from wallet import services as wallet_services
 from wallet.models import Account
+from webhooks import services as webhook_services
+from webhooks.models import Endpoint
 
 PIECE = 16  # hex characters: the shortest fragment of a secret that may not appear
 HEX_RUN = re.compile(rf"[0-9a-fA-F]{{{PIECE},}}")
@@ -48,6 +54,9 @@ API_PARAMETERS = {  # URL parameter of an API route -> the real values to fill i
     "round_id": lambda: list(Round.objects.values_list("pk", flat=True)),
     "bet_id": lambda: list(Bet.objects.values_list("pk", flat=True)),
     "external_id": lambda: list(Account.objects.values_list("external_id", flat=True)),
+    "policy_id": lambda: list(RtpPolicy.objects.values_list("pk", flat=True)),
+    "approval_id": lambda: list(Approval.objects.values_list("pk", flat=True)),
+    "endpoint_id": lambda: list(Endpoint.objects.values_list("pk", flat=True)),
 }
 
 
@@ -271,7 +280,13 @@ def test_no_unrevealed_server_seed_leaks_anywhere_after_a_demo_run(transactional
     assert scan.scanned["admin"] > 600
     assert scan.revealed_seen_in("admin") == len(revealed), "every revealed seed shows in the admin"
 
-    # Every GET route of the API, for every real id, every page.
+    # Every GET route of the API, for every real id, every page; with the objects of the operator
+    # controls that the demo does not make (a policy, a pending approval, the admin's webhook endpoint).
+    game_services.rtp_policy_create(actor=admin_user, name="Scan policy")
+    approval_gate(wallet_services.account_adjust, external_id=Account.objects.first().external_id,
+                  actor=admin_user, amount="50000.00", reason="scan")
+    webhook_services.endpoint_create(actor=admin_user, owner=admin_user, url="https://example.invalid/hook",
+                                     events=["seeds.revealed", "round.settled"])
     api = api_client_for(admin_user)
     api_pages = 0
     api_v1, namespace = site_urls.api_v1

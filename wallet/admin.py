@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import admin_url, changelist_url, link, money, page_links, query_with, service_error_messages
 from backoffice.admin.search import matching_ids
+from backoffice.approval_gate import Held, submit
 from backoffice.formatting import EMPTY, timestamp
 from wallet import selectors, services
 from wallet.choices import LedgerKind
@@ -119,10 +120,15 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
     def _adjust(self, request, account, amount, reason):
         """Adjust through the service; returns the service's errors, or None when it went through."""
         try:
-            entry = services.account_adjust(external_id=account.external_id, actor=request.user, amount=amount,
-                                            reason=reason)
+            outcome = submit(services.account_adjust, external_id=account.external_id, actor=request.user,
+                             amount=amount, reason=reason)
         except ValidationError as error:
             return service_error_messages(error)
+        if isinstance(outcome, Held):
+            self.message_user(request, f"{account.external_id}: an adjustment of {amount} needs a second person; "
+                                       f"sent for approval (request #{outcome.approval['id']}).", messages.WARNING)
+            return None
+        entry = outcome.result
         self.log_change(request, account, f"Balance adjusted by {entry.amount} to {entry.balance_after}: {reason}")
         self.message_user(request, f"{account.external_id}: adjusted by {entry.amount}; the balance is now "
                                    f"{entry.balance_after} {account.currency}.", messages.SUCCESS)

@@ -35,9 +35,18 @@ class BackOfficeAdminSite(admin.AdminSite):
     def __init__(self, name="admin"):
         super().__init__(name)
         self._pages: list[SitePage] = []
+        self._dashboard_panels: list[Callable] = []
 
     def register_page(self, page: SitePage) -> None:
         self._pages.append(page)
+
+    def register_dashboard_panel(self, panel: Callable) -> None:
+        """``panel(request)`` returns HTML for the top of the operations dashboard ("" for nothing). Apps
+        above the dashboard's own (the alerts) register theirs from their admin module."""
+        self._dashboard_panels.append(panel)
+
+    def dashboard_panels(self, request) -> list:
+        return [html for panel in self._dashboard_panels if (html := panel(request))]
 
     def each_context(self, request):
         # Templates write a missing value as the code does.

@@ -9,10 +9,13 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404, JsonResponse
 from django.views.defaults import page_not_found
 from drf_spectacular.utils import OpenApiResponse
+from rest_framework import status
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from backoffice.api.pagination import CursorPagination, paginated_response
 from backoffice.api.permissions import RolePermission
+from backoffice.approval_gate import Held
 
 ERRORS = {
     400: OpenApiResponse(description="Bad input: {field: [reason]}."),
@@ -22,6 +25,8 @@ ERRORS = {
 NOT_FOUND = {404: OpenApiResponse(description="No such object.")}
 CONFLICT = {409: OpenApiResponse(description="At odds with the state of things: {field: [reason]}.")}
 READ_ERRORS = {code: ERRORS[code] for code in (401, 403)}
+HELD = {202: OpenApiResponse(description='Needs a second person: {"approval": {...}} of the pending request; '
+                                         "nothing took effect yet (see /api/v1/approvals/).")}
 
 
 def get_or_404(selector, **kwargs):
@@ -36,6 +41,11 @@ def validated(serializer_class, data, **kwargs) -> dict:
     serializer = serializer_class(data=data, **kwargs)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
+
+
+def held_response(held: Held) -> Response:
+    """202: the request is stored as a pending approval (backoffice.approval_gate)."""
+    return Response({"approval": held.approval}, status=status.HTTP_202_ACCEPTED)
 
 
 class ApiView(APIView):

@@ -6,4 +6,4 @@ writes exactly what the API writes, audited the same way. Permissions come from 
 pages with the bets behind ledger entries.
 """
 
-from games.admin import bet, game, ledger, round, seed_pair  # noqa: F401  (each registers its admin)
+from games.admin import bet, game, ledger, policy, round, seed_pair  # noqa: F401  (each registers its admin)

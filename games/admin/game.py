@@ -13,11 +13,12 @@ from django.utils.html import format_html, format_html_join
 
 from backoffice.admin.base import BackOfficeAdmin
 from backoffice.admin.html import admin_url, changelist_url, service_error_messages, service_error_text
+from backoffice.approval_gate import Held, submit
 from backoffice.formatting import EMPTY, timestamp
 from games import selectors, services
 from games.choices import RoundStatus
 from games.errors import Conflict
-from games.forms import GameInstanceForm, RotateSeedForm, rtp_preview
+from games.forms import GameInstanceForm, RotateSeedForm, rtp_policy_from, rtp_preview
 from games.models import GameInstance, Round, SeedPair
 
 
@@ -42,7 +43,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
     # Compact columns (multipliers, RTP and limits one column each), so the list fits a laptop screen.
     list_display = ("slug", "name", "status", "decks", "multipliers", "rtp_summary", "bet_limits", "updated_at")
     list_display_links = ("slug", "name")
-    list_filter = ("status", "decks", "currency")
+    list_filter = ("status", "decks", "currency", "rtp_policy")
     search_fields = ("slug", "name")
     search_help_text = "Slug or name (or part of either); a number matches the id."
     actions = ["rotate_seeds"]
@@ -56,7 +57,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
     def get_fieldsets(self, request, obj=None):
         fieldsets = [
             (None, {"fields": ("slug", "name", "status")}),
-            (self.PAYOUTS, {"fields": ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier")}),
+            (self.PAYOUTS, {"fields": ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier",
+                                       "rtp_policy")}),
             ("Bets", {"fields": ("min_bet", "max_bet", "currency")}),
         ]
         if obj is None:
@@ -93,8 +95,13 @@ class GameInstanceAdmin(BackOfficeAdmin):
         data = form.cleaned_data
         try:
             if change:
-                game = services.game_update(game_id=obj.pk, actor=request.user, reason=data.get("reason", ""),
-                                            changes=form.configuration())
+                outcome = submit(services.game_update, game_id=obj.pk, actor=request.user,
+                                 reason=data.get("reason", ""), changes=form.configuration())
+                if isinstance(outcome, Held):
+                    request._game_change_held = outcome.approval
+                    obj.refresh_from_db()
+                    return
+                game = outcome.result
             else:
                 game = services.game_create(actor=request.user, client_seed=data.get("client_seed"),
                                             slug=data["slug"], **form.configuration())
@@ -104,6 +111,20 @@ class GameInstanceAdmin(BackOfficeAdmin):
             raise ServiceRejected({None: [f"The game could not be saved: {error}"]}) from error
         obj.pk = game.pk
         obj.refresh_from_db()
+
+    def log_change(self, request, obj, message):
+        if getattr(request, "_game_change_held", None) is None:  # a held change is in the audit trail
+            return super().log_change(request, obj, message)
+        return None
+
+    def response_change(self, request, obj):
+        approval = getattr(request, "_game_change_held", None)
+        if approval is None:
+            return super().response_change(request, obj)
+        self.message_user(request, f"{obj.slug}: this game has taken bets, so the change needs a second person; "
+                                   f"sent for approval (request #{approval['id']}). Nothing changed yet.",
+                          messages.WARNING)
+        return HttpResponseRedirect(admin_url(obj))
 
     def save_related(self, request, form, formsets, change):
         pass  # no relations are edited here; the services wrote everything
@@ -134,7 +155,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
 
         context["rtp_preview"] = rtp_preview(
             decks=value("decks"), player=value("player_multiplier"), banker=value("banker_multiplier"),
-            tie=value("tie_multiplier"),
+            tie=value("tie_multiplier"), policy=rtp_policy_from(value("rtp_policy")),
         )
         context["rtp_preview_url"] = self.own_url("rtp_preview")
         context["rtp_fieldset"] = self.PAYOUTS
@@ -257,7 +278,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
         if not (self.has_add_permission(request) or self.has_change_permission(request)):
             raise PermissionDenied
         preview = rtp_preview(decks=request.GET.get("decks", ""), player=request.GET.get("player", ""),
-                              banker=request.GET.get("banker", ""), tie=request.GET.get("tie", ""))
+                              banker=request.GET.get("banker", ""), tie=request.GET.get("tie", ""),
+                              policy=rtp_policy_from(request.GET.get("policy")))
         return JsonResponse(preview, status=200 if preview["ok"] else 400)
 
     def get_urls(self):

@@ -18,6 +18,7 @@ from backoffice.admin.exports import csv_response
 from backoffice.admin.filters import IndexedValuesFieldListFilter
 from backoffice.admin.html import admin_url, changelist_url, link, money, query_with, service_error_text
 from backoffice.admin.search import matching_ids
+from backoffice.approval_gate import Held, submit
 from backoffice.formatting import EMPTY
 from games import selectors, services
 from games.admin.bet import BetInline
@@ -174,10 +175,15 @@ class RoundAdmin(ReadOnlyAdmin):
         return request.user.has_perm("games.void_round")
 
     def _void(self, request, round_, reason) -> bool:
+        """Void (or send for approval); True when the round was voided now."""
         try:
-            services.round_void(round_id=round_.pk, actor=request.user, reason=reason)
+            outcome = submit(services.round_void, round_id=round_.pk, actor=request.user, reason=reason)
         except (Conflict, ValidationError) as error:
             self.message_user(request, f"Round {round_.pk} not voided. {service_error_text(error)}", messages.ERROR)
+            return False
+        if isinstance(outcome, Held):
+            self.message_user(request, f"Round {round_.pk}: voiding a dealt round needs a second person; "
+                                       f"sent for approval (request #{outcome.approval['id']}).", messages.WARNING)
             return False
         # The audit trail holds the void; the admin's log shows it under "Recent actions" and History.
         self.log_change(request, round_, f"Voided, bets refunded: {reason}")

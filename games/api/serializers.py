@@ -12,7 +12,9 @@ from rest_framework import serializers
 from audit.validators import REASON_REQUIRED
 from backoffice.api.serializers import StrictInputMixin, reason_field
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
-from games.models import Bet, GameInstance, Round, SeedPair
+from games.engine import Multipliers
+from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
+from games.rtp import configuration_errors
 from games.validators import validate_client_seed_field
 from wallet.api.serializers import money_field
 from wallet.validators import validate_positive_money
@@ -53,7 +55,17 @@ class HandField(serializers.Field):
 CONFIGURATION_FIELDS = list(GameInstance.CONFIGURATION_FIELDS)
 
 
+def rtp_policy_field(**kwargs) -> serializers.SlugRelatedField:
+    if not kwargs.get("read_only"):
+        kwargs["queryset"] = RtpPolicy.objects.all()
+    return serializers.SlugRelatedField(
+        slug_field="name", allow_null=True,
+        help_text="The name of the RTP policy whose limits the payouts must keep; null for none.", **kwargs)
+
+
 class GameSerializer(serializers.ModelSerializer):
+    rtp_policy = rtp_policy_field(read_only=True)
+
     class Meta:
         model = GameInstance
         fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at"]
@@ -65,10 +77,29 @@ def _check_bet_limits(min_bet, max_bet) -> None:
         raise serializers.ValidationError({"max_bet": ["The maximum bet must be at least the minimum bet."]})
 
 
+PAYOUT_FIELDS = ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier")
+
+
+def _check_rtp_policy(attrs, current) -> None:
+    """The payouts inside the game's RTP policy; errors under ``rtp_policy`` when only the policy is sent."""
+    value = {name: attrs[name] if name in attrs else getattr(current, name, None)
+             for name in (*PAYOUT_FIELDS, "rtp_policy")}
+    if current is None:
+        defaults = GameInstance()
+        value.update({name: getattr(defaults, name) for name in PAYOUT_FIELDS if name not in attrs})
+    only_policy = "rtp_policy" in attrs and not any(name in attrs for name in PAYOUT_FIELDS)
+    errors = configuration_errors(
+        value["rtp_policy"], decks=value["decks"], field="rtp_policy" if only_policy else None,
+        multipliers=Multipliers(value["player_multiplier"], value["banker_multiplier"], value["tie_multiplier"]))
+    if errors:
+        raise serializers.ValidationError(errors)
+
+
 class GameCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
     """A new game instance. Field rules come from the model (validators, digits, places, choices)."""
 
     client_seed = client_seed_field(required=False, write_only=True)
+    rtp_policy = rtp_policy_field(required=False)
 
     class Meta:
         model = GameInstance
@@ -77,6 +108,7 @@ class GameCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
 
     def validate(self, attrs):
         _check_bet_limits(attrs.get("min_bet"), attrs.get("max_bet"))
+        _check_rtp_policy(attrs, None)
         return attrs
 
 
@@ -84,6 +116,7 @@ class GameUpdateSerializer(StrictInputMixin, serializers.ModelSerializer):
     """A change of configuration (PATCH): any configurable field, and a reason (required)."""
 
     reason = reason_field(write_only=True)
+    rtp_policy = rtp_policy_field(required=False)
 
     class Meta:
         model = GameInstance
@@ -96,6 +129,7 @@ class GameUpdateSerializer(StrictInputMixin, serializers.ModelSerializer):
         current = self.instance
         _check_bet_limits(attrs.get("min_bet", getattr(current, "min_bet", None)),
                           attrs.get("max_bet", getattr(current, "max_bet", None)))
+        _check_rtp_policy(attrs, current)
         return attrs
 
 
@@ -111,6 +145,9 @@ class OddsSerializer(serializers.Serializer):
     decks = serializers.IntegerField()
     probabilities = OddsProbabilitiesSerializer()
     rtp = OddsProbabilitiesSerializer(help_text="Expected return per unit staked, by bet type.")
+    policy = serializers.DictField(
+        allow_null=True, child=serializers.CharField(allow_null=True),
+        help_text="The game's RTP policy: its name and limits in percent (min_player_rtp … max_rtp); null for none.")
 
 
 # --- Seed pairs ---------------------------------------------------------------------------------

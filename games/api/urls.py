@@ -2,10 +2,12 @@
 
 from django.urls import path
 
-from games.api import views
+from games.api import policies, views
 
 urlpatterns = [
     path("games/", views.GameListView.as_view(), name="game-list"),
+    path("rtp-policies/", policies.RtpPolicyListView.as_view(), name="rtp-policy-list"),
+    path("rtp-policies/<int:policy_id>/", policies.RtpPolicyDetailView.as_view(), name="rtp-policy-detail"),
     path("games/<slug:slug>/", views.GameDetailView.as_view(), name="game-detail"),
     path("games/<slug:slug>/odds/", views.GameOddsView.as_view(), name="game-odds"),
     path("games/<slug:slug>/seeds/", views.GameSeedsView.as_view(), name="game-seeds"),

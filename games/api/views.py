@@ -7,7 +7,18 @@ from rest_framework.response import Response
 
 from backoffice.api.exceptions import error_status_and_body
 from backoffice.api.pagination import CursorPagination, SlugCursorPagination
-from backoffice.api.views import CONFLICT, ERRORS, NOT_FOUND, READ_ERRORS, ApiView, get_or_404, validated
+from backoffice.api.views import (
+    CONFLICT,
+    ERRORS,
+    HELD,
+    NOT_FOUND,
+    READ_ERRORS,
+    ApiView,
+    get_or_404,
+    held_response,
+    validated,
+)
+from backoffice.approval_gate import Held, submit
 from games import selectors, services
 from games.api import serializers as s
 
@@ -40,13 +51,16 @@ class GameDetailView(ApiView):
         return Response(s.GameSerializer(get_or_404(selectors.game_get, slug=slug)).data)
 
     @extend_schema(tags=["games"], summary="Change a game's configuration (a reason is required)",
-                   request=s.GameUpdateSerializer, responses={200: s.GameSerializer, **ERRORS, **NOT_FOUND})
+                   request=s.GameUpdateSerializer,
+                   responses={200: s.GameSerializer, **HELD, **ERRORS, **NOT_FOUND})
     def patch(self, request, slug):
         game = get_or_404(selectors.game_get, slug=slug)
         changes = dict(validated(s.GameUpdateSerializer, request.data, instance=game, partial=True))
         reason = changes.pop("reason")
-        game = services.game_update(game_id=game.pk, actor=request.user, reason=reason, changes=changes)
-        return Response(s.GameSerializer(game).data)
+        outcome = submit(services.game_update, game_id=game.pk, actor=request.user, reason=reason, changes=changes)
+        if isinstance(outcome, Held):
+            return held_response(outcome)
+        return Response(s.GameSerializer(outcome.result).data)
 
 
 class GameOddsView(ApiView):
@@ -209,11 +223,13 @@ class RoundVoidView(ApiView):
 
     @extend_schema(tags=["rounds"], summary="Void an open or dealt round, refunding every pending bet",
                    request=s.RoundVoidSerializer,
-                   responses={200: s.RoundRecallSerializer, **ERRORS, **NOT_FOUND, **CONFLICT})
+                   responses={200: s.RoundRecallSerializer, **HELD, **ERRORS, **NOT_FOUND, **CONFLICT})
     def post(self, request, round_id):
         round_ = get_or_404(selectors.round_get, round_id=round_id)
         data = validated(s.RoundVoidSerializer, request.data)
-        services.round_void(round_id=round_.pk, actor=request.user, reason=data["reason"])
+        outcome = submit(services.round_void, round_id=round_.pk, actor=request.user, reason=data["reason"])
+        if isinstance(outcome, Held):
+            return held_response(outcome)
         return Response(s.RoundRecallSerializer(selectors.round_recall(round_id=round_.pk)).data)
 
 

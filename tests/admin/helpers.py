@@ -9,8 +9,8 @@ from wallet.models import Account, LedgerEntry
 
 def admin_url(model_or_obj, action: str = "changelist", *args) -> str:
     opts = model_or_obj._meta
-    if action in ("change", "history", "delete", "void", "rotate_seed", "adjust", "verify", "account_history") \
-            and not args:
+    if action in ("change", "history", "delete", "void", "rotate_seed", "adjust", "verify", "account_history",
+                  "approve", "reject") and not args:
         args = (model_or_obj.pk,)
     return reverse(f"admin:{opts.app_label}_{opts.model_name}_{action}", args=args)
 

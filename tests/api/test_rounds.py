@@ -152,7 +152,8 @@ class TestVoid:
         assert (player.balance, other.balance) == (500, 50)
         assert LedgerEntry.objects.filter(kind=LedgerKind.REFUND).count() == 2
 
-    def test_a_dealt_round_can_be_voided(self, as_operator, open_round, integration):
+    def test_a_dealt_round_can_be_voided(self, as_operator, open_round, integration, settings):
+        settings.APPROVAL_ACTIONS = []  # by default a second person approves it (tests/approvals)
         services.round_deal(round_id=open_round.pk, actor=integration)
         response = as_operator.post(f"{API}/rounds/{open_round.pk}/void/", {"reason": "shoe misdealt"})
         assert response.status_code == 200

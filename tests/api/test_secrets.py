@@ -67,6 +67,11 @@ def test_no_unrevealed_server_seed_in_any_response(api_as, operator, integration
     walk(op, "post", "/games/", {"slug": "vip", "name": "VIP", "min_bet": "1.00", "max_bet": "500.00"}, expect=400)
     walk(op, "patch", "/games/vip/", {"tie_multiplier": "8.0", "reason": "launch"}, expect=200)
     walk(op, "patch", "/games/vip/", {"tie_multiplier": "NaN", "reason": "launch"}, expect=400)
+    policy = walk(admin, "post", "/rtp-policies/", {"name": "MGA", "min_banker_rtp": "97.0000"}, expect=201).json()
+    walk(op, "post", "/rtp-policies/", {"name": "Other"}, expect=403)
+    walk(staff, "get", "/rtp-policies/", expect=200)
+    walk(staff, "get", f"/rtp-policies/{policy['id']}/", expect=200)
+    walk(admin, "patch", f"/rtp-policies/{policy['id']}/", {"max_rtp": "99.5", "reason": "cap"}, expect=200)
     for client in (op, staff, game_server, admin):
         walk(client, "get", "/games/", expect=200)
         walk(client, "get", "/games/vip/", expect=200)

@@ -21,8 +21,8 @@ EXCLUDED_TABLES = {"django_migrations"}
 #   django_celery_beat_*: migrations may re-point or re-save the schedules (compared by primary key).
 REWRITABLE_TABLES = {"django_content_type", "auth_permission", "auth_group_permissions"}
 REWRITABLE_PREFIXES = ("django_celery_beat_",)
-# Of those, the ones that may also gain rows (new models, new permissions, new periodic tasks and
-# their intervals, a schedule's change marker).
+# Of those, the ones that may also gain rows (new models, new permissions, a schedule's change marker,
+# the periodic tasks a release adds and their intervals).
 GROWING_TABLES = {"django_content_type", "auth_permission", "auth_group_permissions",
                   "django_celery_beat_periodictasks", "django_celery_beat_periodictask",
                   "django_celery_beat_intervalschedule"}

@@ -5,7 +5,8 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from backoffice.api.pagination import ExternalIdCursorPagination
-from backoffice.api.views import ERRORS, NOT_FOUND, READ_ERRORS, ApiView, get_or_404, validated
+from backoffice.api.views import ERRORS, HELD, NOT_FOUND, READ_ERRORS, ApiView, get_or_404, held_response, validated
+from backoffice.approval_gate import Held, submit
 from wallet import selectors, services
 from wallet.api import serializers as s
 
@@ -50,11 +51,15 @@ class AccountAdjustView(ApiView):
     required_permissions = {"POST": "wallet.adjust_account"}
 
     @extend_schema(tags=["accounts"], summary="Credit or debit an account by hand, with a reason",
-                   request=s.AccountAdjustSerializer, responses={201: s.AdjustmentSerializer, **ERRORS, **NOT_FOUND})
+                   request=s.AccountAdjustSerializer,
+                   responses={201: s.AdjustmentSerializer, **HELD, **ERRORS, **NOT_FOUND})
     def post(self, request, external_id):
         account = get_or_404(selectors.account_get, external_id=external_id)
         data = validated(s.AccountAdjustSerializer, request.data)
-        entry = services.account_adjust(external_id=account.external_id, actor=request.user,
-                                        amount=data["amount"], reason=data["reason"])
+        outcome = submit(services.account_adjust, external_id=account.external_id, actor=request.user,
+                         amount=data["amount"], reason=data["reason"])
+        if isinstance(outcome, Held):
+            return held_response(outcome)
+        entry = outcome.result
         return Response({"account": s.AccountSerializer(entry.account).data,
                          "entry": s.LedgerEntrySerializer(entry).data}, status=status.HTTP_201_CREATED)

@@ -10,7 +10,8 @@
     decks: "id_decks",
     player: "id_player_multiplier",
     banker: "id_banker_multiplier",
-    tie: "id_tie_multiplier"
+    tie: "id_tie_multiplier",
+    policy: "id_rtp_policy"
   };
   var DELAY_MS = 250;
 
@@ -37,6 +38,15 @@
       warning.hidden = !(ok && data.over_100);
       warning.textContent = ok ? data.warning : "";
     }
+    var policyErrors = panel.querySelector('[data-field="policy_errors"]');
+    if (policyErrors) {
+      var problems = (ok && data.policy_errors) || [];
+      policyErrors.hidden = problems.length === 0;
+      policyErrors.textContent = problems.join(" ");
+    }
+    setText(panel.querySelector('[data-field="policy"]'), ok && data.policy ? data.policy.name : "none");
+    setText(panel.querySelector('[data-field="policy_max_rtp"]'),
+            ok && data.policy && data.policy.max_rtp ? data.policy.max_rtp + " %" : "—");
     var bets = {};
     if (ok) { data.bets.forEach(function (bet) { bets[bet.bet_type] = bet; }); }
     panel.querySelectorAll("tr[data-bet]").forEach(function (row) {
@@ -48,6 +58,9 @@
       setText(rtp, bet ? bet.rtp + " %" : "?");
       if (rtp) { rtp.title = bet ? "exactly " + bet.rtp_exact : ""; }
       setText(row.querySelector('[data-field="house_edge"]'), bet ? bet.house_edge + " %" : "?");
+      row.classList.toggle("pf-rtp-outside-policy", Boolean(bet && bet.outside_policy));
+      setText(row.querySelector('[data-field="min_rtp"]'), bet && bet.min_rtp ? bet.min_rtp + " %" : "—");
+      setText(row.querySelector('[data-field="max_rtp"]'), bet && bet.max_rtp ? bet.max_rtp + " %" : "—");
     });
   }
 

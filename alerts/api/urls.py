@@ -1,0 +1,9 @@
+from django.urls import path
+
+from alerts.api import views
+
+urlpatterns = [
+    path("alerts/", views.AlertListView.as_view(), name="alert-list"),
+    path("alerts/<int:alert_id>/acknowledge/", views.AlertAcknowledgeView.as_view(), name="alert-acknowledge"),
+    path("alerts/<int:alert_id>/resolve/", views.AlertResolveView.as_view(), name="alert-resolve"),
+]

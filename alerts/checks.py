@@ -1,0 +1,182 @@
+"""The periodic checks: each reads the state of things and returns what it finds (nothing when all is well).
+
+A finding names its episode by ``kind`` and ``key``. A condition that can come back after it was
+resolved (settlement lag, rounds left for operators, a broken audit chain) is ``recurring``: it opens
+a new alert then. A finding about a fixed past fact (a day's outcomes, a day's RTP, one payout) is
+raised once for its key, ever.
+"""
+
+import math
+from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
+from fractions import Fraction
+
+from django.conf import settings
+from django.db.models import Count, F, Min, Sum
+from django.utils import timezone
+
+from alerts.choices import AlertKind, AlertSeverity
+from audit.selectors import audit_chain_check
+from games.choices import BetStatus, RoundStatus
+from games.engine import exact_odds
+from games.engine.stats import chi_square_test_expected
+from games.models import Bet, Round
+from settlement.models import DailyRoundTotals
+
+SETTLED = (BetStatus.WON, BetStatus.LOST, BetStatus.PUSH)
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    key: str
+    severity: str
+    message: str
+    details: dict = field(default_factory=dict)
+    recurring: bool = False
+
+
+def settlement_lag() -> list:
+    waiting = Round.objects.filter(status=RoundStatus.DEALT,
+                                   settlement_failures__lt=settings.MAX_SETTLEMENT_FAILURES)
+    oldest = waiting.aggregate(oldest=Min("dealt_at"), count=Count("id"))
+    if oldest["oldest"] is None:
+        return []
+    lag = (timezone.now() - oldest["oldest"]).total_seconds()
+    if lag <= settings.ALERT_SETTLEMENT_LAG_SECONDS:
+        return []
+    return [Finding(AlertKind.SETTLEMENT_LAG, "settlement", AlertSeverity.WARNING,
+                    f"{oldest['count']} dealt round(s) wait for settlement; the oldest for {lag:.0f} s "
+                    f"(threshold {settings.ALERT_SETTLEMENT_LAG_SECONDS} s).",
+                    {"waiting_rounds": oldest["count"], "oldest_lag_seconds": round(lag)}, recurring=True)]
+
+
+def rounds_for_operators() -> list:
+    stuck = list(Round.objects.filter(status=RoundStatus.DEALT,
+                                      settlement_failures__gte=settings.MAX_SETTLEMENT_FAILURES)
+                 .order_by("pk").values_list("pk", flat=True)[:100])
+    if not stuck:
+        return []
+    return [Finding(AlertKind.ROUNDS_FOR_OPERATORS, "settlement", AlertSeverity.CRITICAL,
+                    f"{len(stuck)} round(s) failed settlement {settings.MAX_SETTLEMENT_FAILURES} times and are left "
+                    f"for operators: {', '.join(map(str, stuck[:10]))}{'…' if len(stuck) > 10 else ''}.",
+                    {"round_ids": stuck}, recurring=True)]
+
+
+def audit_chain() -> list:
+    checked, _head, problem = audit_chain_check()
+    if problem is None:
+        return []
+    return [Finding(AlertKind.AUDIT_CHAIN, "chain", AlertSeverity.CRITICAL,
+                    f"The audit chain does not verify: {problem}.", {"events_checked": checked}, recurring=True)]
+
+
+def _recent_days():
+    today = timezone.now().date()
+    return today - timedelta(days=settings.ALERT_LOOKBACK_DAYS), today
+
+
+def outcome_tests() -> list:
+    """Per game and day: Player/Banker/Tie counts against the exact odds of the shoes played."""
+    start, end = _recent_days()
+    rows = DailyRoundTotals.objects.filter(day__range=(start, end)).select_related("game")
+    groups = {}
+    for row in rows:
+        odds = exact_odds(row.decks)
+        group = groups.setdefault((row.game.slug, row.day), {"observed": [0, 0, 0], "expected": [0.0, 0.0, 0.0]})
+        for index, (count, probability) in enumerate(((row.player_wins, odds.player),
+                                                      (row.banker_wins, odds.banker), (row.ties, odds.tie))):
+            group["observed"][index] += count
+            group["expected"][index] += row.rounds * float(probability)
+    found = []
+    for (slug, day), group in sorted(groups.items()):
+        test = chi_square_test_expected(group["observed"], group["expected"])
+        if test is None or test.p_value >= settings.ALERT_OUTCOME_P_VALUE:
+            continue
+        found.append(Finding(
+            AlertKind.OUTCOME_TEST, f"{slug}:{day}", AlertSeverity.CRITICAL,
+            f"{slug} on {day}: Player/Banker/Tie {group['observed']} against expected "
+            f"{[round(e, 1) for e in group['expected']]}; chi-square {test.statistic:.2f}, p-value "
+            f"{test.p_value:.2e} (below {settings.ALERT_OUTCOME_P_VALUE}).",
+            {"observed": group["observed"], "expected": group["expected"], "p_value": test.p_value}))
+    return found
+
+
+def _return_variance(decks: int, bet_type: str, multiplier: Decimal) -> tuple[Fraction, Fraction]:
+    """(mean, variance) of what one unit staked returns: the multiplier on a win, 1 on a push, else 0."""
+    odds = exact_odds(decks)
+    win = {"PLAYER": odds.player, "BANKER": odds.banker, "TIE": odds.tie}[bet_type]
+    push = odds.tie if bet_type != "TIE" else Fraction(0)
+    m = Fraction(multiplier)
+    mean = win * m + push
+    return mean, win * m * m + push - mean * mean
+
+
+def rtp_bands() -> list:
+    """Per game, bet type and day: the amount paid out against the theoretical return of the same bets.
+
+    The paid-out total is a sum of independent bets, each returning stake × (multiplier, 1 or 0); by
+    the central limit theorem it is close to normal with mean Σ stake·RTP and variance Σ stake²·σ²,
+    σ² the variance of one unit's return at the bet's multiplier and shoe (exact). The band is
+    ALERT_RTP_BAND_SIGMAS standard deviations either side (4: a false alarm once in ~16,000
+    game-bet-type-days), and only from ALERT_RTP_MIN_BETS bets (the tie's 9:1 return is skewed).
+    """
+    start, end = _recent_days()
+    rows = (Bet.objects.filter(status__in=SETTLED, settled_at__date__range=(start, end))
+            .values("round__game__slug", "bet_type", "round__decks", "multiplier", "settled_at__date")
+            .annotate(bets=Count("id"), handle=Sum("stake"), paid=Sum("payout"), squares=Sum(F("stake") * F("stake"))))
+    groups = {}
+    for row in rows:
+        key = (row["round__game__slug"], str(row["settled_at__date"]), row["bet_type"])
+        mean, variance = _return_variance(row["round__decks"], row["bet_type"], row["multiplier"])
+        group = groups.setdefault(key, {"bets": 0, "handle": Fraction(0), "paid": Fraction(0), "expected": Fraction(0),
+                                        "variance": Fraction(0)})
+        group["bets"] += row["bets"]
+        group["handle"] += Fraction(row["handle"])
+        group["paid"] += Fraction(row["paid"])
+        group["expected"] += Fraction(row["handle"]) * mean
+        group["variance"] += Fraction(row["squares"]) * variance
+    found = []
+    for (slug, day, bet_type), group in sorted(groups.items()):
+        if group["bets"] < settings.ALERT_RTP_MIN_BETS or group["variance"] == 0:
+            continue
+        sigma = math.sqrt(group["variance"])
+        deviation = float(group["paid"] - group["expected"]) / sigma
+        if abs(deviation) <= settings.ALERT_RTP_BAND_SIGMAS:
+            continue
+        actual, expected = group["paid"] / group["handle"], group["expected"] / group["handle"]
+        half_band = settings.ALERT_RTP_BAND_SIGMAS * sigma / float(group["handle"])
+        found.append(Finding(
+            AlertKind.RTP_BAND, f"{slug}:{day}:{bet_type}", AlertSeverity.WARNING,
+            f"{slug} {bet_type} on {day}: actual RTP {float(actual):.2%} over {group['bets']} bets "
+            f"(handle {float(group['handle']):.2f}) against {float(expected):.2%} ± {half_band:.2%} "
+            f"({deviation:+.1f} standard deviations).",
+            {"bets": group["bets"], "actual_rtp": float(actual), "expected_rtp": float(expected),
+             "band": half_band, "deviation_sigmas": deviation}))
+    return found
+
+
+def large_payouts() -> list:
+    start, _end = _recent_days()
+    bets = (Bet.objects.filter(status=BetStatus.WON, payout__gte=settings.ALERT_PAYOUT_THRESHOLD,
+                               settled_at__date__gte=start)
+            .select_related("account", "round__game").order_by("pk")[:100])
+    return [Finding(AlertKind.LARGE_PAYOUT, f"bet:{bet.pk}", AlertSeverity.WARNING,
+                    f"Bet {bet.pk} of {bet.account.external_id} on {bet.round.game.slug} paid {bet.payout} "
+                    f"{bet.account.currency} (threshold {settings.ALERT_PAYOUT_THRESHOLD}).",
+                    {"bet": bet.pk, "round": bet.round_id, "account": bet.account.external_id,
+                     "payout": str(bet.payout)})
+            for bet in bets]
+
+
+# Run every minute by beat, except the audit chain: a full walk, run hourly (see the migrations).
+CHECKS = {
+    "settlement_lag": settlement_lag,
+    "rounds_for_operators": rounds_for_operators,
+    "outcome_tests": outcome_tests,
+    "rtp_bands": rtp_bands,
+    "large_payouts": large_payouts,
+    "audit_chain": audit_chain,
+}
+FREQUENT = [name for name in CHECKS if name != "audit_chain"]

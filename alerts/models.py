@@ -1,0 +1,48 @@
+"""An alert: one row per episode of a condition that a periodic check found (alerts.checks)."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from alerts.choices import AlertKind, AlertSeverity, AlertStatus
+
+
+class Alert(models.Model):
+    kind = models.CharField(max_length=32, choices=AlertKind.choices)
+    # What the episode is about, within its kind: "settlement", "main-table:2026-11-30:BANKER", "bet:42".
+    key = models.CharField(max_length=200)
+    severity = models.CharField(max_length=16, choices=AlertSeverity.choices)
+    status = models.CharField(max_length=16, choices=AlertStatus.choices, default=AlertStatus.OPEN)
+    message = models.TextField()
+    details = models.JSONField(default=dict)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    times_seen = models.PositiveIntegerField(default=1)
+    acknowledged_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                                        related_name="+")
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledge_note = models.TextField(blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                                    related_name="+")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolve_note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-last_seen", "-id"]
+        permissions = [("handle_alert", "Can acknowledge and resolve alerts")]
+        indexes = [models.Index(fields=["status", "-last_seen"])]
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=AlertKind.values), name="alert_kind_valid"),
+            models.CheckConstraint(condition=Q(severity__in=AlertSeverity.values), name="alert_severity_valid"),
+            models.CheckConstraint(condition=Q(status__in=AlertStatus.values), name="alert_status_valid"),
+            # One episode at a time: a condition still unresolved is not opened again.
+            models.UniqueConstraint(fields=["kind", "key"], condition=~Q(status=AlertStatus.RESOLVED),
+                                    name="alert_one_unresolved_per_key"),
+            models.CheckConstraint(condition=Q(last_seen__gte=models.F("first_seen")), name="alert_seen_in_order"),
+            models.CheckConstraint(
+                condition=~Q(status=AlertStatus.RESOLVED) | Q(resolved_at__isnull=False),
+                name="alert_resolved_has_time"),
+        ]
+
+    def __str__(self):
+        return f"#{self.pk} {self.kind} {self.key}"

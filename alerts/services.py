@@ -1,0 +1,109 @@
+"""Alerts: raising what the checks find (once per episode), acknowledging and resolving with a note.
+
+Opening an alert writes its audit event, sends ``alert_opened`` inside the transaction (the webhooks
+app writes its outbox rows there) and emails ALERT_EMAIL_RECIPIENTS once the transaction commits.
+"""
+
+import logging
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from alerts.checks import CHECKS, Finding
+from alerts.choices import AlertStatus
+from alerts.models import Alert
+from alerts.signals import alert_opened
+from audit.choices import AuditAction
+from audit.services import audit_record
+from audit.validators import required_reason
+from games.errors import Conflict
+
+logger = logging.getLogger(__name__)
+SYSTEM_ACTOR = "system:alerts"
+
+
+def _email(alert: Alert) -> None:
+    if not settings.ALERT_EMAIL_RECIPIENTS:
+        return
+    try:
+        send_mail(subject=f"[{alert.get_severity_display()}] {alert.get_kind_display()}", message=alert.message,
+                  from_email=None, recipient_list=settings.ALERT_EMAIL_RECIPIENTS)
+    except OSError:
+        # The alert stays open on the dashboard and in the admin; a mail server down must not lose it.
+        logger.exception("alert %s: the notification email could not be sent", alert.pk)
+
+
+def alert_raise(finding: Finding) -> tuple[Alert, bool]:
+    """Open an alert for the finding, or note that its open episode was seen again. Returns (alert, opened)."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            unresolved = (Alert.objects.select_for_update()
+                          .filter(kind=finding.kind, key=finding.key).exclude(status=AlertStatus.RESOLVED).first())
+            if unresolved is not None:
+                unresolved.last_seen = now
+                unresolved.times_seen += 1
+                unresolved.message, unresolved.details = finding.message, finding.details
+                unresolved.save(update_fields=["last_seen", "times_seen", "message", "details"])
+                return unresolved, False
+            if not finding.recurring:
+                earlier = Alert.objects.filter(kind=finding.kind, key=finding.key).first()
+                if earlier is not None:
+                    return earlier, False  # a fixed past fact, resolved already: not raised again
+            alert = Alert.objects.create(kind=finding.kind, key=finding.key, severity=finding.severity,
+                                         message=finding.message, details=finding.details, first_seen=now,
+                                         last_seen=now)
+            audit_record(actor=SYSTEM_ACTOR, action=AuditAction.ALERT_OPENED, obj=alert,
+                         after={"kind": alert.kind, "key": alert.key, "severity": alert.severity,
+                                "message": alert.message})
+            alert_opened.send(sender=Alert, alert=alert)
+            transaction.on_commit(lambda: _email(alert))
+            return alert, True
+    except IntegrityError:
+        # Another run opened the same episode at the same moment; the database kept one.
+        return Alert.objects.exclude(status=AlertStatus.RESOLVED).get(kind=finding.kind, key=finding.key), False
+
+
+def alerts_check(names=None) -> dict:
+    """Run the named checks (all by default); returns {check: (findings, alerts opened)}."""
+    summary = {}
+    for name in names or list(CHECKS):
+        findings = CHECKS[name]()
+        opened = sum(alert_raise(finding)[1] for finding in findings)
+        summary[name] = (len(findings), opened)
+    return summary
+
+
+def _locked(alert_id: int) -> Alert:
+    return Alert.objects.select_for_update().get(pk=alert_id)
+
+
+@transaction.atomic
+def alert_acknowledge(*, alert_id: int, actor, note: str) -> Alert:
+    note = required_reason(note)
+    alert = _locked(alert_id)
+    if alert.status != AlertStatus.OPEN:
+        raise Conflict("alert", f"The alert is {alert.status}; only an open alert can be acknowledged.")
+    alert.status, alert.acknowledged_by, alert.acknowledged_at = AlertStatus.ACKNOWLEDGED, actor, timezone.now()
+    alert.acknowledge_note = note
+    alert.save(update_fields=["status", "acknowledged_by", "acknowledged_at", "acknowledge_note"])
+    audit_record(actor=actor, action=AuditAction.ALERT_ACKNOWLEDGED, obj=alert, before={"status": AlertStatus.OPEN},
+                 after={"status": alert.status}, reason=note)
+    return alert
+
+
+@transaction.atomic
+def alert_resolve(*, alert_id: int, actor, note: str) -> Alert:
+    note = required_reason(note)
+    alert = _locked(alert_id)
+    if alert.status == AlertStatus.RESOLVED:
+        raise Conflict("alert", "The alert is resolved already.")
+    before = alert.status
+    alert.status, alert.resolved_by, alert.resolved_at, alert.resolve_note = (
+        AlertStatus.RESOLVED, actor, timezone.now(), note)
+    alert.save(update_fields=["status", "resolved_by", "resolved_at", "resolve_note"])
+    audit_record(actor=actor, action=AuditAction.ALERT_RESOLVED, obj=alert, before={"status": before},
+                 after={"status": alert.status}, reason=note)
+    return alert

@@ -1,0 +1,16 @@
+from django.db import models
+
+
+class ApprovalAction(models.TextChoices):
+    """The actions that may need a second person (settings.APPROVAL_ACTIONS names which do)."""
+
+    GAME_UPDATE = "game.update", "Game configuration change"
+    ACCOUNT_ADJUST = "account.adjust", "Balance adjustment"
+    ROUND_VOID = "round.void", "Void of a dealt round"
+
+
+class ApprovalStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    APPLIED = "applied", "Applied"
+    REJECTED = "rejected", "Rejected"
+    EXPIRED = "expired", "Expired"

@@ -1,0 +1,88 @@
+"""Four eyes in the admin: game changes, voids and adjustments held; the queue; approving and rejecting."""
+
+import pytest
+from django.contrib.messages import get_messages
+
+from approvals.models import Approval
+from audit.models import AuditEvent
+from backoffice.roles import Role
+from games import services as game_services
+from games.choices import RoundStatus
+from games.models import GameInstance
+from tests.admin.conftest import client_for
+from tests.admin.helpers import admin_url, change_form
+from tests.conftest import make_user
+from wallet.models import Account
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def as_second():
+    return client_for(make_user("oscar-operator", Role.OPERATOR))
+
+
+@pytest.fixture
+def dealt(play, player, integration):
+    round_ = play(bets=[(player, "BANKER", "10.00")], deal=False)
+    return game_services.round_deal(round_id=round_.pk, actor=integration)
+
+
+def messages_of(response) -> list:
+    return [str(message) for message in get_messages(response.wsgi_request)]
+
+
+def test_a_game_change_after_bets_is_sent_for_approval(as_operator, game, dealt):
+    response = as_operator.post(admin_url(game, "change"),
+                                change_form(game, tie_multiplier="8.0", reason="Tie promotion"), follow=True)
+    assert response.status_code == 200
+    approval = Approval.objects.get()
+    assert any(f"request #{approval.pk}" in text and "second person" in text for text in messages_of(response))
+    assert GameInstance.objects.get().tie_multiplier == 9
+    assert approval.changes == {"tie_multiplier": {"before": "9.0000", "after": "8.0000"}}
+    assert not AuditEvent.objects.filter(action="game.configured").exists()
+
+
+def test_void_and_adjust_are_sent_for_approval(as_operator, dealt, player):
+    as_operator.post(admin_url(dealt, "void"), {"reason": "Misdeal"})
+    as_operator.post(admin_url(player, "adjust"), {"amount": "12000.00", "reason": "Jackpot"})
+    assert sorted(Approval.objects.values_list("action", flat=True)) == ["account.adjust", "round.void"]
+    dealt.refresh_from_db()
+    assert dealt.status == RoundStatus.DEALT and Account.objects.get().balance == 490
+
+
+def test_the_queue_shows_the_diff_and_the_exact_rtp_before_and_after(as_operator, as_second, game, dealt):
+    as_operator.post(admin_url(game, "change"), change_form(game, banker_multiplier="1.9", reason="promo"))
+    approval = Approval.objects.get()
+    queue = as_second.get(admin_url(Approval)).content.decode()
+    assert "banker_multiplier: 1.9500 → 1.9000" in queue
+    page = as_second.get(admin_url(approval, "change")).content.decode()
+    assert "pf-rtp-diff" in page and "98.9421" in page and "96.6491" in page  # banker RTP, 8 decks
+    assert admin_url(approval, "approve") in page
+
+
+def test_the_second_person_approves_the_proposer_cannot(as_operator, as_second, dealt):
+    as_operator.post(admin_url(dealt, "void"), {"reason": "Misdeal"})
+    approval = Approval.objects.get()
+    refused = as_operator.post(admin_url(approval, "approve"), {"reason": "mine"}, follow=True)
+    assert any("cannot approve" in text for text in messages_of(refused))
+    assert Approval.objects.get().status == "pending"
+    as_second.post(admin_url(approval, "approve"), {"reason": "Seen the video"})
+    dealt.refresh_from_db()
+    assert dealt.status == RoundStatus.VOID and Approval.objects.get().status == "applied"
+
+
+def test_reject_with_a_reason(as_operator, as_second, dealt):
+    as_operator.post(admin_url(dealt, "void"), {"reason": "Misdeal"})
+    approval = Approval.objects.get()
+    assert as_second.post(admin_url(approval, "reject"), {"reason": ""}).status_code == 200  # asks again
+    as_second.post(admin_url(approval, "reject"), {"reason": "No misdeal"})
+    assert Approval.objects.get().status == "rejected"
+    assert AuditEvent.objects.filter(action="approval.rejected", reason="No misdeal").exists()
+
+
+def test_support_sees_the_queue_but_cannot_decide(as_operator, as_support, dealt):
+    as_operator.post(admin_url(dealt, "void"), {"reason": "Misdeal"})
+    approval = Approval.objects.get()
+    assert as_support.get(admin_url(Approval)).status_code == 200
+    assert as_support.post(admin_url(approval, "approve"), {"reason": "x"}).status_code == 403

@@ -1,0 +1,102 @@
+"""The alert checks, once per episode, with their notifications."""
+
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.core.management import call_command
+from django.utils import timezone
+
+from alerts import checks, services
+from alerts.models import Alert
+from alerts.tasks import run_checks
+from audit.models import AuditEvent
+from settlement.models import DailyRoundTotals
+from tests.alerts.conftest import LOST, WON
+
+pytestmark = pytest.mark.django_db
+
+
+def test_settlement_lag_opens_one_alert_per_episode_and_emails_once(dealt_long_ago, operator, settings,
+                                                                    django_capture_on_commit_callbacks):
+    settings.ALERT_EMAIL_RECIPIENTS = ["ops@casino.example"]
+    dealt_long_ago(minutes=10)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert run_checks.delay(["settlement_lag"]).get() == {"settlement_lag": [1, 1]}
+        assert run_checks.delay(["settlement_lag"]).get() == {"settlement_lag": [1, 0]}  # seen again: not re-opened
+    alert = Alert.objects.get()
+    assert (alert.kind, alert.status, alert.times_seen) == ("settlement_lag", "open", 2)
+    assert "1 dealt round(s)" in alert.message
+    assert len(mail.outbox) == 1 and mail.outbox[0].to == ["ops@casino.example"]
+    assert "Settlement lag" in mail.outbox[0].subject
+    assert AuditEvent.objects.filter(action="alert.opened").count() == 1
+    services.alert_resolve(alert_id=alert.pk, actor=operator, note="workers restarted")
+    services.alerts_check(["settlement_lag"])  # still lagging: a new episode
+    assert Alert.objects.filter(status="open").count() == 1 and Alert.objects.count() == 2
+
+
+def test_a_fresh_dealt_round_is_no_lag(dealt_long_ago):
+    dealt_long_ago(minutes=1)
+    assert checks.settlement_lag() == []
+
+
+def test_rounds_left_for_operators(dealt_long_ago, settings):
+    stuck = dealt_long_ago(minutes=1, failures=settings.MAX_SETTLEMENT_FAILURES)
+    [finding] = checks.rounds_for_operators()
+    assert finding.details == {"round_ids": [stuck.pk]} and finding.severity == "critical"
+
+
+def test_a_large_payout_is_raised_once_ever(settled_bets, operator, settings):
+    settings.ALERT_PAYOUT_THRESHOLD = 19
+    settled_bets([(WON, "19.50"), (WON, "18.00"), (LOST, "0")])
+    assert services.alerts_check(["large_payouts"]) == {"large_payouts": (1, 1)}
+    alert = Alert.objects.get()
+    assert "paid 19.50 USD" in alert.message
+    services.alert_resolve(alert_id=alert.pk, actor=operator, note="a legitimate win")
+    assert services.alerts_check(["large_payouts"]) == {"large_payouts": (1, 0)}
+    assert Alert.objects.count() == 1
+
+
+def test_a_days_outcomes_off_the_odds(game):
+    today = timezone.now().date()
+    DailyRoundTotals.objects.create(day=today, game=game, decks=8, rounds=10_000, player_wins=4_460,
+                                    banker_wins=4_590, ties=950)
+    assert checks.outcome_tests() == []
+    DailyRoundTotals.objects.create(day=today - timedelta(days=1), game=game, decks=8, rounds=10_000,
+                                    player_wins=4_000, banker_wins=5_000, ties=1_000)
+    [finding] = checks.outcome_tests()
+    assert finding.key == f"main-table:{today - timedelta(days=1)}" and finding.details["p_value"] < 0.001
+
+
+def test_actual_rtp_outside_the_band_its_handle_allows(settled_bets):
+    settled_bets([(WON, "19.50")] * 100 + [(LOST, "0")] * 100)  # 97.5 % against 98.94 %: well inside
+    assert checks.rtp_bands() == []
+    settled_bets([(LOST, "0")] * 200, bet_type="PLAYER")  # nothing returned on 2,000.00 staked
+    [finding] = checks.rtp_bands()
+    assert finding.key.endswith(":PLAYER") and finding.details["deviation_sigmas"] < -4
+    assert "actual RTP 0.00%" in finding.message
+
+
+def test_too_few_bets_make_no_band(settled_bets):
+    settled_bets([(LOST, "0")] * 20)
+    assert checks.rtp_bands() == []
+
+
+def test_a_broken_audit_chain(monkeypatch):
+    assert checks.audit_chain() == []
+    monkeypatch.setattr(checks, "audit_chain_check", lambda: (7, "x", "event 8: its content does not match"))
+    [finding] = checks.audit_chain()
+    assert finding.kind == "audit_chain" and finding.recurring
+
+
+def test_the_command_runs_the_checks(dealt_long_ago, capsys):
+    dealt_long_ago(minutes=10)
+    call_command("check_alerts", "settlement_lag")
+    assert "settlement_lag: 1 finding(s), 1 alert(s) opened" in capsys.readouterr().out
+
+
+def test_the_beat_schedules_exist():
+    from django_celery_beat.models import PeriodicTask
+
+    assert set(PeriodicTask.objects.filter(task="alerts.check").values_list("name", flat=True)) == {
+        "Alert checks", "Alert check: audit chain"}

@@ -1,0 +1,111 @@
+"""Webhooks in the admin: endpoints (secret rotation), and the delivery log with every attempt and redelivery."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+
+from backoffice.admin.base import BackOfficeAdmin, ReadOnlyAdmin
+from backoffice.admin.html import json_html, service_error_text
+from games.errors import Conflict
+from webhooks import services
+from webhooks.choices import EventType
+from webhooks.models import Delivery, DeliveryAttempt, Endpoint
+
+
+class EndpointForm(forms.ModelForm):
+    url = forms.URLField(max_length=500, assume_scheme="https")
+    events = forms.MultipleChoiceField(choices=EventType.choices, widget=forms.CheckboxSelectMultiple)
+
+    class Meta:
+        model = Endpoint
+        fields = ["owner", "url", "events", "description", "active"]
+
+
+@admin.register(Endpoint)
+class EndpointAdmin(BackOfficeAdmin):
+    form = EndpointForm
+    list_display = ("id", "url", "owner", "events_shown", "active", "created_at")
+    list_filter = ("active",)
+    search_fields = ("url",)
+    search_help_text = "URL (or part of it)."
+    actions = ["rotate_secret"]
+
+    @admin.display(description="Events")
+    def events_shown(self, obj):
+        return ", ".join(obj.events)
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        if change:
+            services.endpoint_update(endpoint_id=obj.pk, actor=request.user,
+                                     changes={name: data[name] for name in form.changed_data if name != "owner"})
+            return
+        endpoint, secret = services.endpoint_create(actor=request.user, owner=data["owner"], url=data["url"],
+                                                    events=data["events"], description=data["description"])
+        obj.pk = endpoint.pk
+        self.message_user(request, f"Signing secret of endpoint {endpoint.pk} (shown once; give it to the "
+                                   f"client): {secret}", messages.WARNING)
+
+    def save_related(self, request, form, formsets, change):
+        pass  # the services wrote everything
+
+    @admin.action(description="Rotate the signing secret (the previous one keeps signing during the overlap)",
+                  permissions=["change"])
+    def rotate_secret(self, request, queryset):
+        for endpoint in queryset.order_by("pk"):
+            secret = services.endpoint_rotate_secret(endpoint_id=endpoint.pk, actor=request.user)
+            self.message_user(request, f"Endpoint {endpoint.pk}: new signing secret (shown once): {secret}",
+                              messages.WARNING)
+
+
+class AttemptInline(admin.TabularInline):
+    model = DeliveryAttempt
+    fields = ("number", "started_at", "duration_ms", "status_code", "error", "response_excerpt")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("webhooks.view_delivery")  # the log is part of its delivery
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(ReadOnlyAdmin):
+    list_display = ("id", "event_type", "event_id", "endpoint", "status", "attempts", "next_attempt_at",
+                    "delivered_at", "last_error")
+    list_filter = ("status", "event__type")
+    list_select_related = ("event", "endpoint")
+    search_fields = ("=event__id",)
+    search_help_text = "The event id (exact)."
+    fields = ("id", "event_type", "event_id", "endpoint", "status", "attempts", "next_attempt_at", "delivered_at",
+              "last_error", "payload")
+    readonly_fields = fields
+    inlines = [AttemptInline]
+    actions = ["redeliver"]
+
+    @admin.display(description="Event")
+    def event_type(self, obj):
+        return obj.event.type
+
+    @admin.display(description="Payload")
+    def payload(self, obj):
+        return json_html(obj.event.data)
+
+    def has_redeliver_permission(self, request, obj=None):
+        return request.user.has_perm("webhooks.change_delivery")
+
+    @admin.action(description="Redeliver the selected deliveries", permissions=["redeliver"])
+    def redeliver(self, request, queryset):
+        for delivery in queryset.order_by("pk"):
+            try:
+                services.delivery_redeliver(delivery_id=delivery.pk, actor=request.user)
+            except (Conflict, ValidationError) as error:
+                self.message_user(request, f"Delivery {delivery.pk}: {service_error_text(error)}", messages.ERROR)
+            else:
+                self.message_user(request, f"Delivery {delivery.pk} will be sent again.", messages.SUCCESS)

@@ -1,0 +1,65 @@
+"""The events that webhooks report, written to the outbox inside the transaction of each change."""
+
+from alerts.signals import alert_opened
+from games.models import Bet, Round
+from games.signals import round_voided, seeds_revealed
+from settlement.signals import rounds_settled
+from webhooks.choices import EventType
+from webhooks.services import events_record, subscribers
+from webhooks.signals import deliveries_ready
+from webhooks.tasks import deliver
+
+
+def round_data(round_: Round) -> dict:
+    return {"round": round_.pk, "game": round_.game.slug, "nonce": round_.nonce, "status": round_.status,
+            "outcome": round_.outcome, "cards": round_.cards, "player_score": round_.player_score,
+            "banker_score": round_.banker_score, "server_seed_hash": round_.seed_pair.server_seed_hash,
+            "client_seed": round_.seed_pair.client_seed}
+
+
+def bet_data(bet: Bet) -> dict:
+    return {"bet": bet.pk, "round": bet.round_id, "account": bet.account.external_id, "bet_type": bet.bet_type,
+            "stake": str(bet.stake), "multiplier": str(bet.multiplier), "status": bet.status,
+            "payout": None if bet.payout is None else str(bet.payout), "currency": bet.account.currency}
+
+
+def on_rounds_settled(sender, round_ids, **kwargs):
+    if subscribers(EventType.ROUND_SETTLED):
+        rounds = Round.objects.filter(pk__in=round_ids).select_related("game", "seed_pair").order_by("pk")
+        events_record(EventType.ROUND_SETTLED, [round_data(round_) for round_ in rounds])
+    if subscribers(EventType.BET_SETTLED):
+        bets = Bet.objects.filter(round_id__in=round_ids).select_related("account").order_by("pk")
+        events_record(EventType.BET_SETTLED, [bet_data(bet) for bet in bets])
+
+
+def on_round_voided(sender, round_, **kwargs):
+    events_record(EventType.ROUND_VOIDED, [{**round_data(round_), "void_reason": round_.void_reason}])
+
+
+def on_seeds_revealed(sender, pair, **kwargs):
+    # The pair is revealed in this very transaction: its server seed is public once it commits, and a
+    # rollback takes this event with it.
+    events_record(EventType.SEEDS_REVEALED, [{
+        "game": pair.game.slug, "server_seed_hash": pair.server_seed_hash, "server_seed": pair.revealed_server_seed,
+        "client_seed": pair.client_seed, "rounds_played": pair.next_nonce}])
+
+
+def on_alert_opened(sender, alert, **kwargs):
+    events_record(EventType.ALERT_OPENED, [{
+        "alert": alert.pk, "kind": alert.kind, "key": alert.key, "severity": alert.severity,
+        "message": alert.message, "first_seen": alert.first_seen.isoformat()}])
+
+
+def on_deliveries_ready(sender, delivery_ids, **kwargs):
+    for delivery_id in delivery_ids:
+        deliver.delay(delivery_id)
+
+
+def connect() -> None:
+    rounds_settled.connect(on_rounds_settled, dispatch_uid="webhooks.rounds_settled")
+    round_voided.connect(on_round_voided, dispatch_uid="webhooks.round_voided")
+    seeds_revealed.connect(on_seeds_revealed, dispatch_uid="webhooks.seeds_revealed")
+    alert_opened.connect(on_alert_opened, dispatch_uid="webhooks.alert_opened")
+    deliveries_ready.connect(on_deliveries_ready, dispatch_uid="webhooks.deliveries_ready")
+
+

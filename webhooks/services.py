@@ -1,0 +1,204 @@
+"""Webhooks: endpoints and their secrets, recording events into the outbox, and delivering them.
+
+Recording runs inside the transaction of the change (receivers): the event and its deliveries commit
+or roll back with it, and the deliveries are handed to the workers once it commits. A worker claims a
+delivery by pushing its next attempt past the HTTP timeout (a lease), posts it, and logs the attempt;
+a failure is tried again after an exponential backoff, up to WEBHOOK_MAX_ATTEMPTS. The periodic sweep
+hands over whatever is due, so a delivery whose message or worker was lost is sent all the same: at
+least once. Receivers de-duplicate by the event id.
+"""
+
+import json
+import secrets
+import time
+import urllib.error
+import urllib.request
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+
+from audit.choices import AuditAction
+from audit.services import audit_record
+from games.errors import Conflict
+from webhooks.choices import DeliveryStatus
+from webhooks.models import Delivery, DeliveryAttempt, Endpoint, EndpointSecret, Event
+from webhooks.signals import deliveries_ready
+from webhooks.signing import signature_header
+
+EXCERPT = 500
+LEASE_MARGIN_SECONDS = 30
+
+
+# --- Endpoints and secrets --------------------------------------------------------------------------
+
+def _new_secret(endpoint: Endpoint, now) -> EndpointSecret:
+    return EndpointSecret.objects.create(endpoint=endpoint, secret=f"whsec_{secrets.token_hex(24)}", created_at=now)
+
+
+@transaction.atomic
+def endpoint_create(*, actor, owner, url: str, events: list, description: str = "") -> tuple[Endpoint, str]:
+    """A new endpoint and its first secret (returned once: shown to the client, never again)."""
+    endpoint = Endpoint(owner=owner, url=url, events=events, description=description)
+    endpoint.full_clean()
+    endpoint.save()
+    secret = _new_secret(endpoint, timezone.now())
+    audit_record(actor=actor, action=AuditAction.WEBHOOK_ENDPOINT_CREATED, obj=endpoint,
+                 after={"owner": owner.get_username(), "url": url, "events": events})
+    return endpoint, secret.secret
+
+
+@transaction.atomic
+def endpoint_update(*, endpoint_id: int, actor, changes: dict) -> Endpoint:
+    endpoint = Endpoint.objects.select_for_update().get(pk=endpoint_id)
+    before = {name: getattr(endpoint, name) for name in changes}
+    for name, value in changes.items():
+        setattr(endpoint, name, value)
+    endpoint.full_clean()
+    endpoint.save()
+    audit_record(actor=actor, action=AuditAction.WEBHOOK_ENDPOINT_CHANGED, obj=endpoint, before=before,
+                 after={name: getattr(endpoint, name) for name in changes})
+    return endpoint
+
+
+@transaction.atomic
+def endpoint_rotate_secret(*, endpoint_id: int, actor) -> str:
+    """Start signing with a new secret; the current one stays valid for WEBHOOK_SECRET_OVERLAP_HOURS.
+
+    Secrets that had already expired are dropped, so at most two are ever valid."""
+    endpoint = Endpoint.objects.select_for_update().get(pk=endpoint_id)
+    now = timezone.now()
+    endpoint.secrets.filter(expires_at__lte=now).delete()
+    overlap_ends = now + timedelta(hours=settings.WEBHOOK_SECRET_OVERLAP_HOURS)
+    endpoint.secrets.filter(expires_at__isnull=True).update(expires_at=overlap_ends)
+    endpoint.secrets.filter(expires_at__gt=overlap_ends).update(expires_at=overlap_ends)
+    secret = _new_secret(endpoint, now)
+    audit_record(actor=actor, action=AuditAction.WEBHOOK_SECRET_ROTATED, obj=endpoint,
+                 after={"previous_valid_until": overlap_ends.isoformat()})
+    return secret.secret
+
+
+def valid_secrets(endpoint_id: int, now) -> list:
+    """Newest first; two while a rotation's overlap lasts."""
+    return list(EndpointSecret.objects.filter(endpoint_id=endpoint_id).exclude(expires_at__lte=now)
+                .order_by("-created_at", "-id").values_list("secret", flat=True)[:2])
+
+
+# --- Recording events (inside the change's transaction) ---------------------------------------------
+
+def subscribers(event_type: str) -> list:
+    # Few endpoints, read whole: JSON containment is not portable to SQLite.
+    return [endpoint for endpoint in Endpoint.objects.filter(active=True) if event_type in endpoint.events]
+
+
+def events_record(event_type: str, items: list) -> int:
+    """Write one event per item of data, and its deliveries; hand them over once the transaction commits."""
+    endpoints = subscribers(event_type)
+    if not endpoints or not items:
+        return 0
+    now = timezone.now()
+    events = Event.objects.bulk_create(Event(type=event_type, data=data, created_at=now) for data in items)
+    deliveries = Delivery.objects.bulk_create(
+        Delivery(event=event, endpoint=endpoint, next_attempt_at=now) for event in events for endpoint in endpoints)
+    ids = [delivery.pk for delivery in deliveries]
+    if None in ids:  # backends that return no ids from bulk_create: read them back
+        ids = list(Delivery.objects.filter(event__in=events).values_list("pk", flat=True))
+    transaction.on_commit(lambda: deliveries_ready.send(sender=Delivery, delivery_ids=ids))
+    return len(ids)
+
+
+# --- Delivering --------------------------------------------------------------------------------------
+
+def backoff_seconds(attempts: int) -> float:
+    return min(settings.WEBHOOK_BACKOFF_SECONDS * 2 ** (attempts - 1), settings.WEBHOOK_BACKOFF_MAX_SECONDS)
+
+
+def deliveries_due(limit: int = 500) -> list:
+    return list(Delivery.objects.filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=timezone.now())
+                .order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit])
+
+
+def _claim(delivery_id: int):
+    """(delivery, attempt number) under a lease, or None when it is not due (another worker has it)."""
+    with transaction.atomic():
+        delivery = (Delivery.objects.select_for_update(skip_locked=True).select_related("event", "endpoint")
+                    .filter(pk=delivery_id, status=DeliveryStatus.PENDING, next_attempt_at__lte=timezone.now())
+                    .first())
+        if delivery is None:
+            return None
+        delivery.attempts += 1
+        delivery.next_attempt_at = timezone.now() + timedelta(
+            seconds=settings.WEBHOOK_TIMEOUT_SECONDS + LEASE_MARGIN_SECONDS)
+        delivery.save(update_fields=["attempts", "next_attempt_at"])
+        return delivery
+
+
+def _body(delivery: Delivery) -> bytes:
+    event = delivery.event
+    return json.dumps({"id": str(event.pk), "type": event.type, "created": event.created_at.isoformat(),
+                       "data": event.data}, cls=DjangoJSONEncoder, separators=(",", ":")).encode()
+
+
+def _post(delivery: Delivery, body: bytes) -> tuple[int | None, str, str]:
+    """(HTTP status or None, error, response excerpt)."""
+    timestamp = int(time.time())
+    request = urllib.request.Request(delivery.endpoint.url, data=body, method="POST", headers={
+        "Content-Type": "application/json",
+        "User-Agent": "baccarat-backoffice-webhooks/1",
+        "Baccarat-Event-Id": str(delivery.event_id),
+        "Baccarat-Event-Type": delivery.event.type,
+        "Baccarat-Signature": signature_header(valid_secrets(delivery.endpoint_id, timezone.now()), timestamp, body),
+    })
+    try:
+        with urllib.request.urlopen(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:  # noqa: S310
+            return response.status, "", response.read(EXCERPT).decode(errors="replace")
+    except urllib.error.HTTPError as error:
+        return error.code, f"HTTP {error.code}", error.read(EXCERPT).decode(errors="replace")
+    except (urllib.error.URLError, OSError) as error:  # refused, DNS, timeout, reset
+        reason = getattr(error, "reason", error)
+        return None, f"{type(reason).__name__}: {reason}"[:EXCERPT], ""
+
+
+def delivery_attempt(delivery_id: int) -> str | None:
+    """Try one delivery now if it is due; returns its status afterwards (None when it was not due)."""
+    delivery = _claim(delivery_id)
+    if delivery is None:
+        return None
+    started, clock = timezone.now(), time.monotonic()
+    status_code, error, excerpt = _post(delivery, _body(delivery))
+    duration_ms = int((time.monotonic() - clock) * 1000)
+    with transaction.atomic():
+        delivery = Delivery.objects.select_for_update().get(pk=delivery_id)
+        # Numbered across redeliveries (``attempts`` counts those since the last one).
+        number = delivery.attempt_log.count() + 1
+        DeliveryAttempt.objects.create(delivery=delivery, number=number, started_at=started,
+                                       duration_ms=duration_ms, status_code=status_code, error=error,
+                                       response_excerpt=excerpt)
+        if status_code is not None and 200 <= status_code < 300:
+            delivery.status, delivery.delivered_at, delivery.last_error = (
+                DeliveryStatus.DELIVERED, timezone.now(), "")
+        elif delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS:
+            delivery.status, delivery.last_error = DeliveryStatus.FAILED, error
+        else:
+            delivery.next_attempt_at = timezone.now() + timedelta(seconds=backoff_seconds(delivery.attempts))
+            delivery.last_error = error
+        delivery.save(update_fields=["status", "delivered_at", "last_error", "next_attempt_at"])
+        return delivery.status
+
+
+@transaction.atomic
+def delivery_redeliver(*, delivery_id: int, actor) -> Delivery:
+    """Send a delivery again from now, with a fresh count of attempts (a delivered one too, on request)."""
+    delivery = Delivery.objects.select_for_update().get(pk=delivery_id)
+    if delivery.status == DeliveryStatus.PENDING and delivery.attempts == 0:
+        raise Conflict("delivery", "The delivery has not been tried yet.")
+    before = delivery.status
+    delivery.status, delivery.attempts, delivery.next_attempt_at = DeliveryStatus.PENDING, 0, timezone.now()
+    delivery.delivered_at = None
+    delivery.save(update_fields=["status", "attempts", "next_attempt_at", "delivered_at"])
+    audit_record(actor=actor, action=AuditAction.WEBHOOK_REDELIVERED, obj=delivery, before={"status": before},
+                 after={"status": delivery.status, "event": str(delivery.event_id)})
+    transaction.on_commit(lambda: deliveries_ready.send(sender=Delivery, delivery_ids=[delivery.pk]))
+    return delivery
