@@ -17,7 +17,9 @@ from django.db.models import Count, F, Min, Sum
 from django.utils import timezone
 
 from alerts.choices import AlertKind, AlertSeverity
+from audit.models import AuditEvent
 from audit.selectors import audit_chain_check
+from audit.verification import check_log
 from games.choices import BetStatus, RoundStatus
 from games.engine import exact_odds
 from games.engine.stats import chi_square_test_expected
@@ -65,11 +67,31 @@ def rounds_for_operators() -> list:
 
 
 def audit_chain() -> list:
-    checked, _head, problem = audit_chain_check()
+    """The whole audit log verifies: every leaf, the root, each stored head's signature, and the hash
+    chain of the events written before the Merkle log."""
+    log = check_log()
+    checked, _head, chain_problem = audit_chain_check()
+    problem = log.problem or chain_problem
     if problem is None:
         return []
     return [Finding(AlertKind.AUDIT_CHAIN, "chain", AlertSeverity.CRITICAL,
-                    f"The audit chain does not verify: {problem}.", {"events_checked": checked}, recurring=True)]
+                    f"The audit log does not verify: {problem}.",
+                    {"tree_size": log.tree_size, "chained_events_checked": checked}, recurring=True)]
+
+
+def audit_pending() -> list:
+    """Committed events the sequencer has not placed in the log for too long (a stalled sequencer,
+    or a transaction left open somewhere on the database server holding its horizon back)."""
+    waiting = AuditEvent.objects.filter(leaf__isnull=True).aggregate(oldest=Min("created_at"), count=Count("id"))
+    if waiting["oldest"] is None:
+        return []
+    age = (timezone.now() - waiting["oldest"]).total_seconds()
+    if age <= settings.ALERT_AUDIT_PENDING_SECONDS:
+        return []
+    return [Finding(AlertKind.AUDIT_PENDING, "sequencer", AlertSeverity.WARNING,
+                    f"{waiting['count']} audit event(s) wait for the sequencer; the oldest for {age:.0f} s "
+                    f"(threshold {settings.ALERT_AUDIT_PENDING_SECONDS} s).",
+                    {"pending_events": waiting["count"], "oldest_wait_seconds": round(age)}, recurring=True)]
 
 
 def _recent_days():
@@ -177,6 +199,7 @@ CHECKS = {
     "outcome_tests": outcome_tests,
     "rtp_bands": rtp_bands,
     "large_payouts": large_payouts,
+    "audit_pending": audit_pending,
     "audit_chain": audit_chain,
 }
 FREQUENT = [name for name in CHECKS if name != "audit_chain"]

@@ -4,7 +4,8 @@ from django.db import models
 class AlertKind(models.TextChoices):
     SETTLEMENT_LAG = "settlement_lag", "Settlement lag"
     ROUNDS_FOR_OPERATORS = "rounds_for_operators", "Rounds left for operators"
-    AUDIT_CHAIN = "audit_chain", "Audit chain verification failed"
+    AUDIT_CHAIN = "audit_chain", "Audit log verification failed"
+    AUDIT_PENDING = "audit_pending", "Audit events waiting for the sequencer"
     OUTCOME_TEST = "outcome_test", "A day's outcomes off the published odds"
     RTP_BAND = "rtp_band", "Actual RTP outside its plausible band"
     LARGE_PAYOUT = "large_payout", "Large single payout"

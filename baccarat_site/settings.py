@@ -188,6 +188,7 @@ APPROVAL_EXPIRY_HOURS = float(os.environ.get("APPROVAL_EXPIRY_HOURS", "24"))
 # Alerts (alerts.checks): thresholds of the periodic checks, the days they look back on, and who is
 # emailed when an alert opens. Without EMAIL_HOST, email goes to the console (development).
 ALERT_SETTLEMENT_LAG_SECONDS = int(os.environ.get("ALERT_SETTLEMENT_LAG_SECONDS", "120"))
+ALERT_AUDIT_PENDING_SECONDS = int(os.environ.get("ALERT_AUDIT_PENDING_SECONDS", "60"))
 ALERT_PAYOUT_THRESHOLD = Decimal(os.environ.get("ALERT_PAYOUT_THRESHOLD", "50000.00"))
 ALERT_OUTCOME_P_VALUE = float(os.environ.get("ALERT_OUTCOME_P_VALUE", "0.001"))
 ALERT_RTP_BAND_SIGMAS = float(os.environ.get("ALERT_RTP_BAND_SIGMAS", "4"))

@@ -89,6 +89,25 @@ def test_a_broken_audit_chain(monkeypatch):
     assert finding.kind == "audit_chain" and finding.recurring
 
 
+def test_a_merkle_log_that_does_not_verify(monkeypatch):
+    from audit.verification import LogCheck
+
+    monkeypatch.setattr(checks, "check_log", lambda: LogCheck(tree_size=3, problem="leaf 2 altered"))
+    [finding] = checks.audit_chain()
+    assert finding.kind == "audit_chain" and "leaf 2 altered" in finding.message
+
+
+def test_events_waiting_for_the_sequencer(operator, settings):
+    from audit.services import audit_record
+
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    audit_record(actor=operator, action="game.created", object_type="gameinstance", object_id="1")
+    assert checks.audit_pending() == []  # just written: within the threshold
+    settings.ALERT_AUDIT_PENDING_SECONDS = -1  # any wait at all is now too long
+    [finding] = checks.audit_pending()
+    assert finding.kind == "audit_pending" and finding.details["pending_events"] >= 1
+
+
 def test_the_command_runs_the_checks(dealt_long_ago, capsys):
     dealt_long_ago(minutes=10)
     call_command("check_alerts", "settlement_lag")
