@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from audit.services import audit_head_sign, audit_record
+from tests.audit.helpers import sequence_all
 
 pytestmark = pytest.mark.services
 ROLE, PASSWORD = "baccarat_w11_test_app", "app-test-password"
@@ -18,6 +19,7 @@ APPEND_ONLY = {"games_auditevent": "reason", "audit_auditleaf": "hash", "audit_a
 def app_connection(postgres, funded_account):
     funded_account("player-1", "10.00")
     audit_record(actor="system:test", action="test.event", object_type="t", object_id="1")
+    sequence_all()
     audit_head_sign()
     call_command("db_roles", ROLE, "--password", PASSWORD)
     settings = connection.settings_dict

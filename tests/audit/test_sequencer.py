@@ -1,7 +1,6 @@
 """Writing without a global lock, and the sequencer that orders committed events afterwards."""
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
@@ -15,24 +14,11 @@ from audit.sequencer import sequence_pending, stored_perfect
 from audit.services import audit_record, audit_sequence
 from games import services as game_services
 from games.models import GameInstance
-
-WAIT = 20  # seconds a thread may take before the test calls it stuck
+from tests.audit.helpers import WAIT, sequence_all
 
 
 def record(n: int = 0, **extra):
     return audit_record(actor="system:test", action="test.event", object_type="test", object_id=str(n), **extra)
-
-
-def sequence_all(timeout: float = WAIT) -> None:
-    """Sequence until no event is pending. On a shared PostgreSQL server a transaction open in any
-    database holds the sequencer's horizon back for a moment (audit.sequencer)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        sequence_pending()
-        if not AuditEvent.objects.filter(leaf__isnull=True).exists():
-            return
-        assert time.monotonic() < deadline, "events still pending"
-        time.sleep(0.05)
 
 
 def leaves() -> list[tuple[int, int]]:

@@ -12,13 +12,13 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from audit.models import AuditEvent
-from audit.services import audit_sequence
 from audit.verification import check_log
 from backoffice.roles import Role
 from games.choices import BetStatus, RoundStatus
 from games.engine import play_round
 from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.tasks import sweep
+from tests.audit.helpers import sequence_all
 from wallet.models import Account, LedgerEntry
 
 ROUNDS = 60
@@ -99,7 +99,7 @@ def test_rotations_make_rounds_verifiable(seeded):
 
 
 def test_the_audit_log_is_intact(seeded):
-    audit_sequence()
+    sequence_all()
     check = check_log()
     assert check.problem is None and check.tree_size == AuditEvent.objects.count()
 
