@@ -9,14 +9,17 @@ from games.choices import BetStatus, BetType, GameStatus, Outcome, RoundStatus
 from games.engine import DEFAULT_MULTIPLIERS, MAX_DECKS, MIN_DECKS, Multipliers
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 from games.validators import (
+    IDEMPOTENCY_KEY_CHECK_PATTERN,
+    IDEMPOTENCY_KEY_MAX_LENGTH,
     MULTIPLIER_MAX_DIGITS,
     validate_client_seed_field,
     validate_decks,
+    validate_idempotency_key,
     validate_multiplier,
 )
 from wallet.fields import money_field
 from wallet.models import Account
-from wallet.validators import CURRENCY_CHECK_PATTERN, validate_currency, validate_positive_money
+from wallet.validators import CURRENCY_CHECK_PATTERN, MAX_STAKE, validate_currency, validate_stake
 
 
 def multiplier_field(default: Decimal, verbose_name: str) -> models.DecimalField:
@@ -45,8 +48,8 @@ class GameInstance(models.Model):
     player_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.player, "player multiplier")
     banker_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.banker, "banker multiplier")
     tie_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.tie, "tie multiplier")
-    min_bet = money_field("minimum bet", validators=[validate_positive_money])
-    max_bet = money_field("maximum bet", validators=[validate_positive_money])
+    min_bet = money_field("minimum bet", validators=[validate_stake])
+    max_bet = money_field("maximum bet", validators=[validate_stake], help_text=f"At most {MAX_STAKE}.")
     currency = models.CharField(max_length=3, default="USD", validators=[validate_currency])
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -78,6 +81,7 @@ class GameInstance(models.Model):
             ),
             models.CheckConstraint(condition=Q(min_bet__gt=0), name="game_min_bet_positive"),
             models.CheckConstraint(condition=Q(min_bet__lte=F("max_bet")), name="game_min_bet_le_max_bet"),
+            models.CheckConstraint(condition=Q(max_bet__lte=MAX_STAKE), name="game_max_bet_within_max_stake"),
             models.CheckConstraint(
                 condition=Q(currency__regex=CURRENCY_CHECK_PATTERN), name="game_currency_iso4217"
             ),
@@ -230,12 +234,12 @@ class Bet(models.Model):
         help_text="The integration client that placed the bet.",
     )
     bet_type = models.CharField(max_length=8, choices=BetType.choices)
-    stake = money_field("stake", validators=[validate_positive_money])
+    stake = money_field("stake", validators=[validate_stake])
     multiplier = models.DecimalField(
         max_digits=MULTIPLIER_MAX_DIGITS, decimal_places=MULTIPLIER_DECIMAL_PLACES,
         validators=[validate_multiplier], help_text="The multiplier in force when the bet was accepted.",
     )
-    idempotency_key = models.CharField(max_length=100)
+    idempotency_key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_LENGTH, validators=[validate_idempotency_key])
     status = models.CharField(max_length=8, choices=BetStatus.choices, default=BetStatus.PENDING)
     payout = money_field("payout", null=True, blank=True, help_text="Returned, stake included.")
     placed_at = models.DateTimeField(auto_now_add=True)
@@ -247,6 +251,8 @@ class Bet(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["client", "idempotency_key"], name="bet_idempotency_key_unique"),
             models.CheckConstraint(condition=Q(bet_type__in=BetType.values), name="bet_type_valid"),
+            models.CheckConstraint(condition=Q(idempotency_key__regex=IDEMPOTENCY_KEY_CHECK_PATTERN),
+                                   name="bet_idempotency_key_visible_ascii"),
             models.CheckConstraint(condition=Q(status__in=BetStatus.values), name="bet_status_valid"),
             models.CheckConstraint(condition=Q(stake__gt=0), name="bet_stake_positive"),
             models.CheckConstraint(condition=multiplier_in_range("multiplier"), name="bet_multiplier_range"),

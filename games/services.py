@@ -20,11 +20,11 @@ from games.engine import Dealer, server_seed_hash
 from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, SeedPair
 from games.signals import round_dealt
-from games.validators import validate_client_seed_field
+from games.validators import validate_client_seed_field, validate_idempotency_key
 from wallet.choices import LedgerKind
 from wallet.models import Account
 from wallet.services import ledger_post
-from wallet.validators import validate_positive_money
+from wallet.validators import validate_stake
 
 ROUND_OPEN_ATTEMPTS = 3
 
@@ -214,7 +214,7 @@ def _parse_stake(stake) -> Decimal:
     if not value.is_finite():
         raise ValidationError({"stake": "Must be a finite number."})
     try:
-        validate_positive_money(value)
+        validate_stake(value)
     except ValidationError as error:
         raise ValidationError({"stake": error.messages}) from None
     return value
@@ -236,8 +236,10 @@ def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, 
         raise ValidationError({"bet_type": f"Must be one of {', '.join(BetType.values)}."})
     stake = _parse_stake(stake)
     idempotency_key = (idempotency_key or "").strip()
-    if not idempotency_key or len(idempotency_key) > 100:
-        raise ValidationError({"idempotency_key": "Must be 1 to 100 characters."})
+    try:
+        validate_idempotency_key(idempotency_key)
+    except ValidationError as error:
+        raise ValidationError({"idempotency_key": error.messages}) from None
     content = {"round_id": round_id, "account_external_id": account_external_id,
                "bet_type": bet_type, "stake": stake}
 

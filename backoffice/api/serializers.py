@@ -1,13 +1,46 @@
 """Serializer pieces every app's API uses."""
 
+import re
 from collections.abc import Mapping
+from decimal import Decimal
 
+from django.db import models
 from rest_framework import serializers
+
+# A decimal as text: ASCII digits, an optional sign and point; no exponent, underscore or
+# full-width digit (Python's Decimal reads all of those, and money must be read as written).
+DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+DECIMAL_TEXT_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
+
+
+class ExactDecimalField(serializers.DecimalField):
+    """A decimal read exactly as sent: a string of ASCII digits, or a JSON number the project's
+    parser read exactly (an int or a Decimal; never a binary float)."""
+
+    default_error_messages = {
+        "not_text": 'Send a decimal number as a string, e.g. "10.50".',
+        "not_ascii_decimal": "Must be a decimal number written in ASCII digits, such as 10.50.",
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool | float):
+            self.fail("not_text")
+        if isinstance(data, str):
+            if not DECIMAL_TEXT.fullmatch(data.strip()):
+                self.fail("not_ascii_decimal")
+        elif not isinstance(data, int | Decimal):
+            self.fail("not_text")
+        return super().to_internal_value(data)
 
 
 class StrictInputMixin:
     """An unknown or read-only field in the input is an error, not silently dropped: a typo such as
-    ``banker_multipler`` must not look like an accepted change."""
+    ``banker_multipler`` must not look like an accepted change. A model serializer's decimals are
+    read exactly (ExactDecimalField)."""
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping, models.DecimalField: ExactDecimalField,
+    }
 
     def to_internal_value(self, data):
         if isinstance(data, Mapping):

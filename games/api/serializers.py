@@ -12,9 +12,9 @@ from audit.validators import REASON_REQUIRED
 from backoffice.api.serializers import StrictInputMixin, reason_field
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
 from games.models import Bet, GameInstance, Round, SeedPair
-from games.validators import validate_client_seed_field
+from games.validators import IDEMPOTENCY_KEY_MAX_LENGTH, validate_client_seed_field, validate_idempotency_key
 from wallet.api.serializers import money_field
-from wallet.validators import validate_positive_money
+from wallet.validators import validate_stake
 
 # --- Shared pieces ------------------------------------------------------------------------------
 
@@ -173,11 +173,12 @@ class BetSerializer(serializers.ModelSerializer):
 class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):
     account = serializers.CharField(max_length=100, help_text="The account's external id.")
     bet_type = serializers.ChoiceField(choices=BetType.choices)
-    stake = money_field(validators=[validate_positive_money],
+    stake = money_field(validators=[validate_stake],
                         help_text="A decimal string with at most 2 places, within the game's limits.")
     idempotency_key = serializers.CharField(
-        max_length=100, help_text="Unique per client; a replay with the same key and content returns the "
-        "original bet, the same key with other content is refused (409).")
+        max_length=IDEMPOTENCY_KEY_MAX_LENGTH, validators=[validate_idempotency_key],
+        help_text="1 to 100 visible ASCII characters (! to ~), unique per client; a replay with the same key "
+        "and content returns the original bet, the same key with other content is refused (409).")
 
 
 class BetFilterSerializer(serializers.Serializer):
