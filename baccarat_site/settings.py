@@ -48,6 +48,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves the collected static files under gunicorn (admin, API docs, the public page).
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Refuses text the database cannot store (NUL) and oversized API bodies before any query.
+    "backoffice.middleware.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

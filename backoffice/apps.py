@@ -11,8 +11,12 @@ class BackOfficeConfig(AppConfig):
     def ready(self):
         from django.apps import apps
         from django.db.models.signals import post_migrate
+        from django.urls import register_converter
 
+        from backoffice.converters import IdConverter
         from backoffice.roles import sync_role_groups
+
+        register_converter(IdConverter, "id")  # <id:round_id> in every app's routes
 
         def sync_roles(sender, **kwargs):
             sync_role_groups(apps)

@@ -129,9 +129,12 @@ def round_search(*, round_id: int | None = None, account: str = "", game: GameIn
     return rounds
 
 
+RECALL_MAX_PAGE = 100_000
+
+
 def round_search_page(*, page: int = 1, per_page: int = 50, **criteria) -> RoundSearchPage:
     """A page of ``round_search``: no COUNT of the matches, one query more for the bet totals."""
-    page = max(1, page)
+    page = min(max(1, page), RECALL_MAX_PAGE)  # the offset must stay a number the database holds
     start = (page - 1) * per_page
     rounds = list(round_search(**criteria)[start:start + per_page + 1])
     has_next = len(rounds) > per_page

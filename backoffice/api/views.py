@@ -1,4 +1,4 @@
-"""The base of every API view, the error responses they document, and the 404 outside them.
+"""The base of every API view and the error responses they document.
 
 Views are thin: each validates its input with a serializer, reads through selectors, writes
 through services, and shapes its output with a serializer. Every view declares the permission each
@@ -6,8 +6,7 @@ HTTP method needs (``required_permissions``); see backoffice.api.permissions and
 """
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.http import Http404, JsonResponse
-from django.views.defaults import page_not_found
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework.views import APIView
 
@@ -53,9 +52,3 @@ class ApiView(APIView):
         return paginated_response(view=self, request=self.request, queryset=queryset,
                                   serializer_class=serializer_class, pagination_class=pagination_class)
 
-
-def not_found(request, exception=None):
-    """404 for URLs that match no route: JSON under /api/, Django's page elsewhere."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "Not found."}, status=404)
-    return page_not_found(request, exception)

@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from audit.validators import REASON_REQUIRED
 from backoffice.api.serializers import StrictInputMixin, reason_field
+from backoffice.converters import MAX_ID
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
 from games.models import Bet, GameInstance, Round, SeedPair
 from games.validators import IDEMPOTENCY_KEY_MAX_LENGTH, validate_client_seed_field, validate_idempotency_key
@@ -182,7 +183,7 @@ class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):
 
 
 class BetFilterSerializer(serializers.Serializer):
-    round = serializers.IntegerField(required=False, min_value=1, help_text="Round id.")
+    round = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID, help_text="Round id.")
     account = serializers.CharField(required=False, max_length=100, help_text="Account external id.")
     status = serializers.ChoiceField(required=False, choices=BetStatus.choices)
     game = serializers.SlugField(required=False, help_text="Game slug.")
