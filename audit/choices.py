@@ -9,6 +9,7 @@ class AuditAction(models.TextChoices):
     GAME_STATUS_CHANGED = "game.status_changed", "Game status changed"
     SEED_PAIR_COMMITTED = "seed_pair.committed", "Seed pair committed"
     SEED_PAIR_REVEALED = "seed_pair.revealed", "Seed pair revealed"
+    SEED_PAIR_RETIRED = "seed_pair.retired", "Seed pair retired (reveal pending)"
     ROUND_OPENED = "round.opened", "Round opened"
     ROUND_DEALT = "round.dealt", "Round dealt"
     ROUND_VOIDED = "round.voided", "Round voided"

@@ -41,7 +41,8 @@ class RequestGuardMiddleware:
         headers = [request.META.get("HTTP_AUTHORIZATION", ""), *request.COOKIES.keys(), *request.COOKIES.values()]
         if not all(is_storable(value) for value in headers):
             return error_response(request, 400, UNSTORABLE_MESSAGE)
-        if request.method == "POST" and request.content_type in FORM_TYPES:
+        # Forms are for the pages; the API reads JSON only (DRF answers other bodies with 415).
+        if request.method == "POST" and request.content_type in FORM_TYPES and not is_api(request):
             parameter = _unstorable_parameter(request.POST)
             if parameter:
                 return error_response(request, 400, UNSTORABLE_MESSAGE, field=parameter)

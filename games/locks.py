@@ -18,7 +18,7 @@ from games.models import GameInstance, Round, SeedPair
 from wallet.locks import lock_account_balances, lock_accounts
 
 __all__ = [
-    "lock_game", "lock_active_seed_pair", "lock_round", "lock_dealt_rounds", "lock_accounts",
+    "lock_game", "lock_active_seed_pair", "lock_seed_pair_of_round", "lock_round", "lock_dealt_rounds", "lock_accounts",
     "lock_account_balances",
 ]
 
@@ -28,12 +28,20 @@ def lock_game(game_id: int) -> GameInstance:
 
 
 def lock_active_seed_pair(game_id: int) -> SeedPair | None:
-    """The game's active pair, locked; None if it was revealed while we waited for the lock."""
+    """The game's active pair, locked; None if it was retired while we waited for the lock."""
     return (
         SeedPair.objects.select_for_update()
-        .filter(game_id=game_id, revealed_at__isnull=True)
+        .filter(game_id=game_id, retired_at__isnull=True)
         .first()
     )
+
+
+def lock_seed_pair_of_round(round_id: int) -> SeedPair:
+    """The pair of a round, locked before the round itself (the fixed order): dealing and voiding
+    hold it so that a retired pair's reveal sees every one of its rounds closed, and so that a
+    rotation sees the open rounds as they are."""
+    pair_id = Round.objects.filter(pk=round_id).values_list("seed_pair_id", flat=True).get()
+    return SeedPair.objects.select_for_update().get(pk=pair_id)
 
 
 def lock_round(round_id: int) -> Round:

@@ -123,14 +123,23 @@ class SeedPair(models.Model):
     client_seed = models.CharField(max_length=64, validators=[validate_client_seed_field])
     next_nonce = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    retired_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When a newer pair took over; it opens no round from then on and is revealed once "
+        "its last open round is dealt or voided.")
     revealed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["game"], condition=Q(revealed_at__isnull=True),
+                fields=["game"], condition=Q(retired_at__isnull=True),
                 name="one_active_seed_pair_per_game",
+            ),
+            # A pair is revealed only once retired.
+            models.CheckConstraint(
+                condition=Q(revealed_at__isnull=True) | Q(retired_at__isnull=False, revealed_at__gte=F("retired_at")),
+                name="seed_pair_revealed_after_retired",
             ),
             models.CheckConstraint(condition=Q(next_nonce__gte=0), name="seed_pair_nonce_non_negative"),
             models.CheckConstraint(
@@ -144,6 +153,10 @@ class SeedPair(models.Model):
 
     def __repr__(self):
         return f"<SeedPair {self.pk} {self.server_seed_hash[:12]} revealed={self.is_revealed}>"
+
+    @property
+    def is_active(self) -> bool:
+        return self.retired_at is None
 
     @property
     def is_revealed(self) -> bool:

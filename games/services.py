@@ -103,25 +103,47 @@ def _seed_pair_start(*, game: GameInstance, client_seed: str | None) -> SeedPair
 
 @transaction.atomic
 def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple[SeedPair, SeedPair]:
-    """Reveal the active pair and start a new one. Refused while a round of the pair is OPEN."""
+    """Retire the active pair and start a new one, at any time. Returns (retired pair, new pair).
+
+    The new pair takes the next round at once. The retired pair is revealed now if none of its
+    rounds is open, or else as soon as its last open round is dealt or voided (``_reveal_if_done``);
+    ``retired.is_revealed`` tells which. Under steady play some round is nearly always open, so
+    waiting for a quiet moment would starve rotation.
+    """
     if client_seed is not None:
         client_seed = _checked_client_seed(client_seed)
     pair = locks.lock_active_seed_pair(game_id)
     if pair is None:
         raise Conflict("seed_pair", "The seed pair was rotated meanwhile; try again.")
-    if pair.rounds.filter(status=RoundStatus.OPEN).exists():
-        raise Conflict(
-            "seed_pair",
-            "Rounds of this seed pair are still open; deal or void them before the seed is revealed.",
-            code="rounds_open",
-        )
+    # Dealing and voiding hold the pair's lock, so the open rounds counted here are as they are.
+    open_rounds = pair.rounds.filter(status=RoundStatus.OPEN).count()
+    pair.retired_at = timezone.now()
+    pair.save(update_fields=["retired_at"])
+    new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or pair.client_seed)
+    audit_record(actor=actor, action=AuditAction.SEED_PAIR_RETIRED, obj=pair,
+                 after={"server_seed_hash": pair.server_seed_hash, "open_rounds": open_rounds,
+                        "successor_hash": new_pair.server_seed_hash})
+    if not open_rounds:
+        _seed_pair_reveal(pair, actor=actor)
+    return pair, new_pair
+
+
+def _seed_pair_reveal(pair: SeedPair, *, actor) -> None:
     pair.revealed_at = timezone.now()
     pair.save(update_fields=["revealed_at"])
     audit_record(actor=actor, action=AuditAction.SEED_PAIR_REVEALED, obj=pair,
                  after={"server_seed_hash": pair.server_seed_hash, "server_seed": pair.server_seed,
                         "rounds_played": pair.next_nonce})
-    new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or pair.client_seed)
-    return pair, new_pair
+
+
+def _reveal_if_done(pair: SeedPair) -> None:
+    """Reveal a retired pair (locked by the caller) once none of its rounds is open.
+
+    The reveal commits with the deal or void that closed the last round, or not at all.
+    """
+    if pair.is_active or pair.is_revealed or pair.rounds.filter(status=RoundStatus.OPEN).exists():
+        return
+    _seed_pair_reveal(pair, actor="system:seed-rotation")
 
 
 # --- Rounds -------------------------------------------------------------------------------------
@@ -149,12 +171,14 @@ def round_open(*, game_id: int, actor) -> Round:
 @transaction.atomic
 def round_deal(*, round_id: int, actor) -> Round:
     """Close betting and deal by PF-1. Dealing a dealt round again changes nothing."""
+    pair = locks.lock_seed_pair_of_round(round_id)
     round_ = locks.lock_round(round_id)
     if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
         return round_
     if round_.status != RoundStatus.OPEN:
         raise Conflict("round", f"The round is {round_.status}; it cannot be dealt.")
-    pair = round_.seed_pair
+    if pair.is_revealed:  # never happens (a pair is revealed with no round open); never deal a known seed
+        raise Conflict("round", "The round's seed pair is already revealed; void the round.")
     result = Dealer(pair.server_seed, pair.client_seed).play(round_.nonce, round_.decks)
     dealt = result.as_dict()
     round_.cards = dealt["cards"]
@@ -169,6 +193,7 @@ def round_deal(*, round_id: int, actor) -> Round:
     round_.save()
     audit_record(actor=actor, action=AuditAction.ROUND_DEALT, obj=round_,
                  after={"cards": round_.cards, "outcome": round_.outcome})
+    _reveal_if_done(pair)
     transaction.on_commit(lambda: round_dealt.send(sender=Round, round_ids=[round_.pk]))
     return round_
 
@@ -177,6 +202,7 @@ def round_deal(*, round_id: int, actor) -> Round:
 def round_void(*, round_id: int, actor, reason: str) -> Round:
     """Void an OPEN or DEALT round and refund every pending bet."""
     reason = required_reason(reason)
+    pair = locks.lock_seed_pair_of_round(round_id)
     round_ = locks.lock_round(round_id)
     if round_.status not in (RoundStatus.OPEN, RoundStatus.DEALT):
         raise Conflict("round", f"The round is {round_.status}; only open or dealt rounds can be voided.")
@@ -199,6 +225,7 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
     round_.save(update_fields=["status", "voided_at", "void_reason"])
     audit_record(actor=actor, action=AuditAction.ROUND_VOIDED, obj=round_, before={"status": before_status},
                  after={"status": RoundStatus.VOID, "bets_refunded": len(bets)}, reason=reason)
+    _reveal_if_done(pair)
     return round_
 
 

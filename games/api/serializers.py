@@ -150,7 +150,27 @@ class SeedRotateSerializer(StrictInputMixin, serializers.Serializer):
 
 
 class SeedRotationSerializer(serializers.Serializer):
+    """200: the retired pair had no open round and is revealed now."""
+
     revealed = RevealedSeedPairSerializer()
+    active = ActiveSeedPairSerializer()
+
+
+class PendingRevealSerializer(serializers.ModelSerializer):
+    """A retired pair whose seed stays secret until its last open round is dealt or voided."""
+
+    open_rounds = serializers.IntegerField(help_text="Rounds of the pair still open; the reveal follows the last.")
+
+    class Meta:
+        model = SeedPair
+        fields = ["id", "server_seed_hash", "client_seed", "next_nonce", "created_at", "retired_at", "open_rounds"]
+        read_only_fields = fields
+
+
+class SeedRotationPendingSerializer(serializers.Serializer):
+    """202: the new pair is active; the retired one is revealed automatically once its open rounds close."""
+
+    pending_reveal = PendingRevealSerializer()
     active = ActiveSeedPairSerializer()
 
 
