@@ -10,10 +10,15 @@ PORT ?= 8000
 PROD_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat_prod
 PROD_BROKER_URL ?= redis://127.0.0.1:6379/0
 WORKERS ?= 2
+# The secret key: $SECRET_KEY when set, else a random key made once by `make secret-key` and kept in a
+# file only its owner may read (never one derived from anything guessable). This machine serves plain
+# HTTP on localhost, hence HTTPS_ONLY=0 unless set; a real deployment terminates TLS and keeps the default.
+SECRET_KEY_FILE ?= .secret_key
 PROD_ENV = DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) \
-	SECRET_KEY=$${SECRET_KEY:-change-me-$$(hostname)} ALLOWED_HOSTS=$${ALLOWED_HOSTS:-localhost,127.0.0.1}
+	SECRET_KEY=$${SECRET_KEY:-$$(cat $(SECRET_KEY_FILE))} ALLOWED_HOSTS=$${ALLOWED_HOSTS:-localhost,127.0.0.1} \
+	HTTPS_ONLY=$${HTTPS_ONLY:-0}
 
-.PHONY: install install-test run test migrate clean prod prod-setup prod-web prod-worker prod-beat
+.PHONY: install install-test run test migrate clean prod prod-setup prod-web prod-worker prod-beat secret-key
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -50,19 +55,24 @@ clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles
 
 # --- Production shape on this machine: PostgreSQL, Redis, Celery workers and beat, gunicorn ---
-prod-setup: install
+secret-key: $(SECRET_KEY_FILE)
+
+$(SECRET_KEY_FILE):
+	umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(64))" > $@.tmp && mv $@.tmp $@
+
+prod-setup: install $(SECRET_KEY_FILE)
 	psql -h 127.0.0.1 -U postgres -tc "SELECT 1 FROM pg_database WHERE datname = 'baccarat_prod'" | grep -q 1 \
 	    || createdb -h 127.0.0.1 -U postgres baccarat_prod
 	$(PROD_ENV) $(PY) manage.py migrate --noinput
 	$(PROD_ENV) $(PY) manage.py collectstatic --noinput -v0
 
-prod-web:
+prod-web: $(SECRET_KEY_FILE)
 	$(PROD_ENV) $(VENV)/bin/gunicorn baccarat_site.wsgi --bind $(HOST):$(PORT) --workers 3 --access-logfile -
 
-prod-worker:
+prod-worker: $(SECRET_KEY_FILE)
 	$(PROD_ENV) $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO --concurrency=2
 
-prod-beat:
+prod-beat: $(SECRET_KEY_FILE)
 	$(PROD_ENV) $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO
 
 prod: prod-setup

@@ -24,6 +24,22 @@ SECRET_KEY = os.environ.get("SECRET_KEY") or ("insecure-development-key" if DEBU
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
+# HTTPS only, unless told otherwise: redirect plain HTTP, cookies sent over HTTPS only, and HSTS.
+# The development default (DEBUG=1) serves plain HTTP; a production site behind a TLS-terminating
+# proxy names the header the proxy sets (SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO).
+HTTPS_ONLY = env_bool("HTTPS_ONLY", not DEBUG)
+SECURE_SSL_REDIRECT = HTTPS_ONLY
+SESSION_COOKIE_SECURE = HTTPS_ONLY
+CSRF_COOKIE_SECURE = HTTPS_ONLY
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS_ONLY else 0))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS_ONLY)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS_ONLY)
+if os.environ.get("SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = (os.environ["SECURE_PROXY_SSL_HEADER"], "https")
+SESSION_COOKIE_HTTPONLY = True
+# A body larger than this is refused (413) before it is read.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440))
+
 INSTALLED_APPS = [
     "baccarat_site.apps.BackOfficeAdminConfig",  # django.contrib.admin on the back-office site
     "django.contrib.auth",
