@@ -23,3 +23,4 @@ class AuditAction(models.TextChoices):
     STAFF_CHANGED = "staff.changed", "Staff user changed"
     STAFF_ROLES_CHANGED = "staff.roles_changed", "Staff roles changed"
     LOGIN_FAILED = "auth.login_failed", "Log-in failed"
+    LOGIN_LOCKED_OUT = "auth.locked_out", "User name locked out after failed log-ins"

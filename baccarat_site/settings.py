@@ -105,6 +105,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 20})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# A user name is locked out after LOGIN_FAILURE_LIMIT failed log-ins, for LOGIN_LOCKOUT_SECONDS
+# (backoffice.lockout); the lock-out backend comes first so that a locked name checks no password.
+AUTHENTICATION_BACKENDS = [
+    "backoffice.lockout.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
+
+# The cache holds the lock-out counts and the API's throttle windows: Redis (CACHE_URL) shares them
+# between web processes; the default, per process, suits one development server.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+    if os.environ.get("CACHE_URL") else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -135,6 +151,18 @@ REST_FRAMEWORK = {
     # Services' ValidationError -> 400 and Conflict -> 409, both as {field: [reason]}.
     "EXCEPTION_HANDLER": "backoffice.api.exceptions.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Per token, at its role's rate (backoffice.api.throttling): 429 with Retry-After beyond it.
+    "DEFAULT_THROTTLE_CLASSES": ["backoffice.api.throttling.RoleRateThrottle"],
+}
+# "N/second|minute|hour|day", or "none". A game server (integration) must never be held back at its
+# peak of thousands of bets per second: its ceiling only stops a runaway client. People's tokens
+# (operators, support, administrators) are held to what a person or a support script needs.
+API_THROTTLE_RATES = {
+    "integration": os.environ.get("API_THROTTLE_INTEGRATION", "50000/second"),
+    "operator": os.environ.get("API_THROTTLE_OPERATOR", "1200/minute"),
+    "support": os.environ.get("API_THROTTLE_SUPPORT", "1200/minute"),
+    "admin": os.environ.get("API_THROTTLE_ADMIN", "1200/minute"),
+    "anonymous": os.environ.get("API_THROTTLE_ANONYMOUS", "60/minute"),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Baccarat back-office API",

@@ -18,6 +18,13 @@ class BackOfficeConfig(AppConfig):
 
         register_converter(IdConverter, "id")  # <id:round_id> in every app's routes
 
+        from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        from backoffice import lockout
+
+        user_login_failed.connect(lockout.record_failure, dispatch_uid="backoffice.lockout.failure")
+        user_logged_in.connect(lockout.clear_failures, dispatch_uid="backoffice.lockout.success")
+
         def sync_roles(sender, **kwargs):
             sync_role_groups(apps)
 
