@@ -106,11 +106,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A user name is locked out after LOGIN_FAILURE_LIMIT failed log-ins, for LOGIN_LOCKOUT_SECONDS
-# (backoffice.lockout); the lock-out backend comes first so that a locked name checks no password.
-AUTHENTICATION_BACKENDS = [
-    "backoffice.lockout.LockoutBackend",
-    "django.contrib.auth.backends.ModelBackend",
-]
+# (backoffice.lockout): Django's model backend behind a check that a locked name checks no password.
+AUTHENTICATION_BACKENDS = ["backoffice.lockout.LockoutBackend"]
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
 
@@ -170,6 +167,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Requests and responses apart (read-only fields are not in a request), and the exactness of
+    # backoffice.api.schema (statuses, forbidden unknown properties, links).
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums", "backoffice.api.schema.exact_schema",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "GameStatusEnum": "games.choices.GameStatus",
         "RoundStatusEnum": "games.choices.RoundStatus",

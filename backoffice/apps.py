@@ -13,6 +13,7 @@ class BackOfficeConfig(AppConfig):
         from django.db.models.signals import post_migrate
         from django.urls import register_converter
 
+        from backoffice.api import schema  # noqa: F401 - registers the schema's field extensions
         from backoffice.converters import IdConverter
         from backoffice.roles import sync_role_groups
 

@@ -3,9 +3,9 @@
 Each failed log-in (Django's ``user_login_failed``) counts against the user name tried, in the
 cache (shared by every web process when ``CACHE_URL`` names Redis). After
 ``LOGIN_FAILURE_LIMIT`` failures within ``LOGIN_LOCKOUT_SECONDS``, the name is locked for that
-long: ``LockoutBackend`` refuses it before any password is checked, so guessing goes no further,
-and ``login_locked_out`` is sent once (the site records it in the audit trail, with the user name
-only). A successful log-in clears the count.
+long: ``LockoutBackend`` (Django's model backend behind a check) refuses it before any password
+is checked, so guessing goes no further, and ``login_locked_out`` is sent once (the site records
+it in the audit trail, with the user name only). A successful log-in clears the count.
 
 Locking the name rather than the source address is the operator's choice: a password guesser
 who rotates addresses must not get more tries, and a locked-out member of staff is a phone call
@@ -15,6 +15,7 @@ away from an administrator.
 import hashlib
 
 from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.dispatch import Signal
@@ -53,17 +54,14 @@ def clear_failures(sender, user, request=None, **kwargs) -> None:
     cache.delete(_key(user.get_username()))
 
 
-class LockoutBackend:
-    """First of the authentication backends: a locked user name is refused before any other
-    backend checks a password (PermissionDenied stops ``authenticate``)."""
+class LockoutBackend(ModelBackend):
+    """Django's user and password backend, refusing a locked user name before any password is
+    checked (PermissionDenied stops ``authenticate``, which then reports the failure)."""
 
-    def authenticate(self, request, username=None, **credentials):
+    def authenticate(self, request, username=None, password=None, **kwargs):
         if username is not None and is_locked(username):
             raise PermissionDenied
-        return None
-
-    def get_user(self, user_id):
-        return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
 
 
 LOCKED_MESSAGE = ("Too many failed log-ins for this user name: it is locked for {minutes} minutes. "

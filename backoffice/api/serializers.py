@@ -33,6 +33,19 @@ class ExactDecimalField(serializers.DecimalField):
         return super().to_internal_value(data)
 
 
+class StrictCharField(serializers.CharField):
+    """Text only: a number or a boolean where text is expected is an error, not its str()."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictSlugField(StrictCharField, serializers.SlugField):
+    pass
+
+
 class StrictInputMixin:
     """An unknown or read-only field in the input is an error, not silently dropped: a typo such as
     ``banker_multipler`` must not look like an accepted change. A model serializer's decimals are
@@ -40,6 +53,7 @@ class StrictInputMixin:
 
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping, models.DecimalField: ExactDecimalField,
+        models.CharField: StrictCharField, models.TextField: StrictCharField, models.SlugField: StrictSlugField,
     }
 
     def to_internal_value(self, data):
@@ -54,6 +68,6 @@ class StrictInputMixin:
         return super().to_internal_value(data)
 
 
-def reason_field(**kwargs) -> serializers.CharField:
-    kwargs.setdefault("help_text", "Why; recorded in the audit trail.")
-    return serializers.CharField(allow_blank=False, trim_whitespace=True, max_length=2000, **kwargs)
+def reason_field(**kwargs) -> StrictCharField:
+    kwargs.setdefault("help_text", "Why; recorded in the audit trail (not only spaces).")
+    return StrictCharField(allow_blank=False, trim_whitespace=True, min_length=1, max_length=2000, **kwargs)

@@ -2,8 +2,8 @@
 
 A fixed window counted in the cache: one increment per request, whatever the rate, so that a
 game server's thousands of requests per second cost a counter each, not a list of timestamps as
-DRF's own throttles keep. Integration clients (the only role without staff status) are rated
-without a query; people's roles come from their groups. Anonymous requests count by address.
+DRF's own throttles keep. The role comes from the user's permissions, which the permission check
+has already read (no query). Anonymous requests count by address.
 Over the rate, DRF answers 429 with Retry-After (the seconds left in the window).
 """
 
@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
-from backoffice.roles import Role
+from backoffice.roles import ROLE_PERMISSIONS, STAFF_ROLES, Role
 
 PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 
@@ -27,20 +27,21 @@ def parse_rate(rate: str | None) -> tuple[int, int] | None:
 
 
 def role_of(user) -> str:
+    """The role a token is rated as, from what the user may do (no query: the permission check
+    before the throttle has cached the user's permissions).
+
+    Integration clients are the only role without staff status. A member of staff is rated as an
+    administrator when superuser or holding every permission of every role, else as the most
+    specific of the roles whose permissions they hold (an operator holds every support permission).
+    """
     if not user.is_staff:
         return Role.INTEGRATION.value
-    if user.is_superuser:
+    held = user.get_all_permissions()
+    every_role = {code for codes in ROLE_PERMISSIONS.values() if codes for code in codes}
+    if user.is_superuser or every_role <= held:
         return Role.ADMIN.value
-    names = {role.group_name: role.value for role in Role}
-    roles = [names[name] for name in user.groups.values_list("name", flat=True) if name in names]
-    rates = settings.API_THROTTLE_RATES
-    # A member of several roles gets the most generous of their rates.
-    return max(roles, key=lambda role: _per_second(rates.get(role)), default=Role.SUPPORT.value)
-
-
-def _per_second(rate) -> float:
-    parsed = parse_rate(rate)
-    return float("inf") if parsed is None else parsed[0] / parsed[1]
+    roles = [role for role in STAFF_ROLES if ROLE_PERMISSIONS[role] and set(ROLE_PERMISSIONS[role]) <= held]
+    return max(roles, key=lambda role: len(ROLE_PERMISSIONS[role]), default=Role.SUPPORT).value
 
 
 class RoleRateThrottle(BaseThrottle):

@@ -9,9 +9,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audit.validators import REASON_REQUIRED
-from backoffice.api.serializers import StrictInputMixin, reason_field
+from backoffice.api.serializers import StrictCharField, StrictInputMixin, reason_field
 from backoffice.converters import MAX_ID
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
+from games.engine import MAX_DECKS, MIN_DECKS
 from games.models import Bet, GameInstance, Round, SeedPair
 from games.validators import IDEMPOTENCY_KEY_MAX_LENGTH, validate_client_seed_field, validate_idempotency_key
 from wallet.api.serializers import money_field
@@ -23,7 +24,7 @@ from wallet.validators import validate_stake
 def client_seed_field(**kwargs) -> serializers.CharField:
     # Not trimmed: the client seed is hashed as sent, every character counts.
     kwargs.setdefault("help_text", "1 to 64 characters of UTF-8 text, no control characters.")
-    return serializers.CharField(max_length=64, trim_whitespace=False, allow_blank=False,
+    return StrictCharField(max_length=64, min_length=1, trim_whitespace=False, allow_blank=False,
                                  validators=[validate_client_seed_field], **kwargs)
 
 
@@ -51,6 +52,8 @@ class HandField(serializers.Field):
 
 
 CONFIGURATION_FIELDS = list(GameInstance.CONFIGURATION_FIELDS)
+# The model's validator says so too; these put the bounds in the schema.
+DECK_BOUNDS = {"decks": {"min_value": MIN_DECKS, "max_value": MAX_DECKS}}
 
 
 class GameSerializer(serializers.ModelSerializer):
@@ -74,6 +77,7 @@ class GameCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
         model = GameInstance
         fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at", "client_seed"]
         read_only_fields = ["created_at", "updated_at"]  # named, so that sending one says so
+        extra_kwargs = DECK_BOUNDS
 
     def validate(self, attrs):
         _check_bet_limits(attrs.get("min_bet"), attrs.get("max_bet"))
@@ -89,6 +93,7 @@ class GameUpdateSerializer(StrictInputMixin, serializers.ModelSerializer):
         model = GameInstance
         fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at", "reason"]
         read_only_fields = ["slug", "created_at", "updated_at"]  # named, so that sending one says so
+        extra_kwargs = DECK_BOUNDS
 
     def validate(self, attrs):
         if "reason" not in attrs:
@@ -192,12 +197,12 @@ class BetSerializer(serializers.ModelSerializer):
 
 
 class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):
-    account = serializers.CharField(max_length=100, help_text="The account's external id.")
+    account = StrictCharField(max_length=100, min_length=1, help_text="The account's external id.")
     bet_type = serializers.ChoiceField(choices=BetType.choices)
     stake = money_field(validators=[validate_stake],
                         help_text="A decimal string with at most 2 places, within the game's limits.")
-    idempotency_key = serializers.CharField(
-        max_length=IDEMPOTENCY_KEY_MAX_LENGTH, validators=[validate_idempotency_key],
+    idempotency_key = StrictCharField(
+        max_length=IDEMPOTENCY_KEY_MAX_LENGTH, min_length=1, validators=[validate_idempotency_key],
         help_text="1 to 100 visible ASCII characters (! to ~), unique per client; a replay with the same key "
         "and content returns the original bet, the same key with other content is refused (409).")
 

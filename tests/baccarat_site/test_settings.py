@@ -48,7 +48,8 @@ PRODUCTION = {"SECRET_KEY": "k" * 20 + "-production-only-0123456789-abcdefghijkl
 
 
 def test_check_deploy_is_clean_with_the_production_defaults():
-    clean = {k: v for k, v in os.environ.items() if k != "HTTPS_ONLY"}
+    # Test runners set DJANGO_ALLOW_ASYNC_UNSAFE (Playwright's plugin); a deployment never does.
+    clean = {k: v for k, v in os.environ.items() if k not in ("HTTPS_ONLY", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
                             cwd=PROJECT, env={**{k: v for k, v in clean.items() if k not in ("DEBUG", "SECRET_KEY")},
                                               **PRODUCTION},
