@@ -21,6 +21,11 @@ def validate_decks(value) -> None:
         raise ValidationError(f"A shoe holds {MIN_DECKS} to {MAX_DECKS} decks.", code="invalid_decks")
 
 
+# The same rule as a pattern, for the API's schema: no character of category Cc (U+0000-U+001F,
+# U+007F-U+009F); lone surrogates (Cs) cannot be sent as UTF-8 at all.
+CLIENT_SEED_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]+$"
+
+
 def validate_client_seed_field(value) -> None:
     """PF-1's rule for a client seed (1 to 64 characters, no control characters)."""
     try:

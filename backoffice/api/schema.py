@@ -12,6 +12,8 @@ game's limits), and what the schema forbids the server refuses.
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 
+# Text the database can store: no NUL (backoffice.text). Strings without a pattern of their own say so.
+STORABLE_TEXT = "^[^\\x00]*$"
 ERROR_BODY = {"type": "object", "description": "{field: [reason]} or {detail: reason}"}
 
 
@@ -58,15 +60,24 @@ LINKS = {
 }
 
 
+def _storable(schema: dict) -> None:
+    if schema.get("type") == "string" and not {"pattern", "enum", "format"} & set(schema):
+        schema["pattern"] = STORABLE_TEXT
+
+
 def exact_schema(result, generator, request, public):
     """drf-spectacular postprocessing hook: the statuses, forbidden properties and links above."""
     for component_name, component in result.get("components", {}).get("schemas", {}).items():
         if component_name.endswith("Request") and component.get("type") == "object":
             component["additionalProperties"] = False
+            for property_schema in component.get("properties", {}).values():
+                _storable(property_schema)
     for path_item in result.get("paths", {}).values():
         for method, operation in path_item.items():
             responses = operation.setdefault("responses", {})
             parameters = operation.get("parameters", [])
+            for parameter in parameters:
+                _storable(parameter.get("schema", {}))
             if any(parameter["in"] == "query" for parameter in parameters) or "requestBody" in operation:
                 responses.setdefault("400", _json_error("Bad input: {field: [reason]}."))
             if any(parameter["in"] == "path" for parameter in parameters):

@@ -4,6 +4,7 @@ import re
 from collections.abc import Mapping
 from decimal import Decimal
 
+from django.core.validators import RegexValidator
 from django.db import models
 from rest_framework import serializers
 
@@ -68,6 +69,11 @@ class StrictInputMixin:
         return super().to_internal_value(data)
 
 
+# Some character other than white space, and no NUL (the schema states what trimming checks).
+REASON_PATTERN = r"^[^\x00]*[^\s\x00][^\x00]*$"
+
+
 def reason_field(**kwargs) -> StrictCharField:
     kwargs.setdefault("help_text", "Why; recorded in the audit trail (not only spaces).")
-    return StrictCharField(allow_blank=False, trim_whitespace=True, min_length=1, max_length=2000, **kwargs)
+    return StrictCharField(allow_blank=False, trim_whitespace=True, min_length=1, max_length=2000,
+                           validators=[RegexValidator(REASON_PATTERN)], **kwargs)

@@ -5,6 +5,7 @@ No serializer reads ``SeedPair.server_seed``: a seed is shown only through
 ``SeedPair.revealed_server_seed``, which is None until the pair is revealed.
 """
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -14,7 +15,12 @@ from backoffice.converters import MAX_ID
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
 from games.engine import MAX_DECKS, MIN_DECKS
 from games.models import Bet, GameInstance, Round, SeedPair
-from games.validators import IDEMPOTENCY_KEY_MAX_LENGTH, validate_client_seed_field, validate_idempotency_key
+from games.validators import (
+    CLIENT_SEED_PATTERN,
+    IDEMPOTENCY_KEY_MAX_LENGTH,
+    validate_client_seed_field,
+    validate_idempotency_key,
+)
 from wallet.api.serializers import money_field
 from wallet.validators import validate_stake
 
@@ -22,10 +28,11 @@ from wallet.validators import validate_stake
 
 
 def client_seed_field(**kwargs) -> serializers.CharField:
-    # Not trimmed: the client seed is hashed as sent, every character counts.
+    # Not trimmed: the client seed is hashed as sent, every character counts. The pattern states
+    # the rule in the schema (the validator is the rule).
     kwargs.setdefault("help_text", "1 to 64 characters of UTF-8 text, no control characters.")
     return StrictCharField(max_length=64, min_length=1, trim_whitespace=False, allow_blank=False,
-                                 validators=[validate_client_seed_field], **kwargs)
+                           validators=[validate_client_seed_field, RegexValidator(CLIENT_SEED_PATTERN)], **kwargs)
 
 
 class HandSerializer(serializers.Serializer):
