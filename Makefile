@@ -16,7 +16,7 @@ WORKERS ?= 2
 SECRET_KEY_FILE ?= .secret_key
 PROD_ENV = DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) \
 	SECRET_KEY=$${SECRET_KEY:-$$(cat $(SECRET_KEY_FILE))} ALLOWED_HOSTS=$${ALLOWED_HOSTS:-localhost,127.0.0.1} \
-	HTTPS_ONLY=$${HTTPS_ONLY:-0}
+	HTTPS_ONLY=$${HTTPS_ONLY:-0} CACHE_URL=$${CACHE_URL:-redis://127.0.0.1:6379/1}
 
 .PHONY: install install-test run test migrate clean prod prod-setup prod-web prod-worker prod-beat secret-key
 
