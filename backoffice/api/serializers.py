@@ -1,6 +1,5 @@
 """Serializer pieces every app's API uses."""
 
-import re
 from collections.abc import Mapping
 from decimal import Decimal
 
@@ -8,10 +7,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from rest_framework import serializers
 
-# A decimal as text: ASCII digits, an optional sign and point; no exponent, underscore or
-# full-width digit (Python's Decimal reads all of those, and money must be read as written).
-DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
-DECIMAL_TEXT_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
+from backoffice.text import DECIMAL_TEXT, DECIMAL_TEXT_MESSAGE
 
 
 class ExactDecimalField(serializers.DecimalField):
@@ -20,7 +16,7 @@ class ExactDecimalField(serializers.DecimalField):
 
     default_error_messages = {
         "not_text": 'Send a decimal number as a string, e.g. "10.50".',
-        "not_ascii_decimal": "Must be a decimal number written in ASCII digits, such as 10.50.",
+        "not_ascii_decimal": DECIMAL_TEXT_MESSAGE,
     }
 
     def to_internal_value(self, data):

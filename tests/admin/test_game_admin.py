@@ -56,6 +56,8 @@ def test_the_add_form_needs_no_reason_and_has_no_reason_field(as_operator):
     ("tie_multiplier", "1.23456", "4 decimal places"),
     ("tie_multiplier", "abc", "Enter a number"),
     ("player_multiplier", "NaN", "Enter a number"),
+    ("tie_multiplier", "８", "ASCII digits"),
+    ("min_bet", "1_0", "ASCII digits"),
     ("decks", "9", "1 to 8 decks"),
     ("decks", "0", "1 to 8 decks"),
     ("currency", "usd", "ISO 4217"),
