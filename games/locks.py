@@ -9,6 +9,11 @@ The account locks live with the accounts (wallet.locks) and the chain's with the
 
 A transaction takes a suffix of this order only, so no two transactions wait on each other in a
 cycle. Rounds and accounts are always locked in ascending id order for the same reason.
+
+Games, seed pairs and rounds are locked FOR NO KEY UPDATE (no update here changes a key): a row
+inserted elsewhere that refers to a locked row (a round to its game, a pair to its game) has its
+foreign key checked at commit, after that transaction took the audit chain's lock; FOR UPDATE
+would make that check wait for the holder, which itself waits for the chain: a deadlock.
 On SQLite (the embedded default) ``select_for_update`` is a no-op and writes are serialised by the
 database itself.
 """
@@ -24,13 +29,13 @@ __all__ = [
 
 
 def lock_game(game_id: int) -> GameInstance:
-    return GameInstance.objects.select_for_update().get(pk=game_id)
+    return GameInstance.objects.select_for_update(no_key=True).get(pk=game_id)
 
 
 def lock_active_seed_pair(game_id: int) -> SeedPair | None:
     """The game's active pair, locked; None if it was retired while we waited for the lock."""
     return (
-        SeedPair.objects.select_for_update()
+        SeedPair.objects.select_for_update(no_key=True)
         .filter(game_id=game_id, retired_at__isnull=True)
         .first()
     )
@@ -41,11 +46,12 @@ def lock_seed_pair_of_round(round_id: int) -> SeedPair:
     hold it so that a retired pair's reveal sees every one of its rounds closed, and so that a
     rotation sees the open rounds as they are."""
     pair_id = Round.objects.filter(pk=round_id).values_list("seed_pair_id", flat=True).get()
-    return SeedPair.objects.select_for_update().get(pk=pair_id)
+    return SeedPair.objects.select_for_update(no_key=True).get(pk=pair_id)
 
 
 def lock_round(round_id: int) -> Round:
-    return Round.objects.select_for_update(of=("self",)).select_related("game", "seed_pair").get(pk=round_id)
+    return (Round.objects.select_for_update(of=("self",), no_key=True).select_related("game", "seed_pair")
+            .get(pk=round_id))
 
 
 def lock_dealt_rounds(round_ids, limit: int, max_failures: int) -> list:

@@ -79,3 +79,28 @@ def test_rotation_never_starves_and_reveals_only_closed_pairs(postgres, game, in
             closed = round_.dealt_at or round_.voided_at
             assert closed <= pair.revealed_at, f"round {round_.pk} closed after its pair's reveal"
     assert Round.objects.filter(game=game).count() > 3 * ROTATIONS
+
+
+def test_a_locked_game_does_not_hold_back_a_round_opened_on_it(postgres, game, operator, integration):
+    """A game locked for a change (and the audit chain behind it) must not block the foreign-key
+    check of a round opened meanwhile: FOR UPDATE there deadlocked under concurrent play."""
+    from django.db import transaction
+
+    from games import locks
+
+    opened = threading.Event()
+
+    def open_round():
+        try:
+            services.round_open(game_id=game.pk, actor=integration)
+            opened.set()
+        finally:
+            connection.close()
+
+    with transaction.atomic():
+        locks.lock_game(game.pk)
+        thread = threading.Thread(target=open_round)
+        thread.start()
+        assert opened.wait(timeout=10), "opening a round waited for the game's lock"
+    thread.join(timeout=10)
+    assert Round.objects.filter(game=game).count() == 1
