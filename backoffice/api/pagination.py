@@ -16,6 +16,8 @@ class CursorPagination(DRFCursorPagination):
     max_page_size = 200
 
     def get_page_size(self, request):
+        if len(request.query_params.getlist(self.page_size_query_param)) > 1:
+            raise ValidationError({self.page_size_query_param: ["Give it once."]})
         given = request.query_params.get(self.page_size_query_param)
         if given is None:
             return self.page_size
@@ -25,7 +27,9 @@ class CursorPagination(DRFCursorPagination):
         return int(given)
 
     def decode_cursor(self, request):
-        if request.query_params.get(self.cursor_query_param) == "":
+        if len(request.query_params.getlist(self.cursor_query_param)) > 1:
+            raise ValidationError({self.cursor_query_param: ["Give it once."]})
+        if request.query_params.get(self.cursor_query_param, "x").strip() == "":
             raise ValidationError({self.cursor_query_param: ["May not be blank."]})
         try:
             return super().decode_cursor(request)

@@ -6,14 +6,16 @@ game's limits), and what the schema forbids the server refuses.
   negative values are allowed.
 - Request bodies forbid unknown properties (the serializers refuse them: StrictInputMixin).
 - Every operation documents the statuses it can answer: 400 where it reads input, 404 where its
-  path names an object, 413 and 415 where it takes a body, 429 always.
+  path names an object or it pages by cursor, 413 and 415 where it takes a body, 414 where it
+  reads a query (the HTTP server's limit), 429 always.
 - Links tie each created object to the operations that use it, for stateful testing.
 """
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 
-# Text the database can store: no NUL (backoffice.text). Strings without a pattern of their own say so.
-STORABLE_TEXT = "^[^\\x00]*$"
+# Strings without a pattern of their own: text the database can store (no NUL, backoffice.text) that
+# is not only white space (the serializers trim text, and blank is refused).
+STORABLE_TEXT = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
 ERROR_BODY = {"type": "object", "description": "{field: [reason]} or {detail: reason}"}
 
 
@@ -80,6 +82,9 @@ def exact_schema(result, generator, request, public):
                 _storable(parameter.get("schema", {}))
             if any(parameter["in"] == "query" for parameter in parameters) or "requestBody" in operation:
                 responses.setdefault("400", _json_error("Bad input: {field: [reason]}."))
+            if any(parameter["in"] == "query" for parameter in parameters):
+                # From the HTTP server itself (gunicorn's limit on the request line), before the API.
+                responses.setdefault("414", {"description": "The URL is longer than the server reads."})
             if any(parameter["in"] == "path" for parameter in parameters):
                 responses.setdefault("404", _json_error("No such object."))
             if any(parameter["name"] == "cursor" for parameter in parameters):

@@ -35,11 +35,15 @@ def get_or_404(selector, **kwargs):
 def validated(serializer_class, data, **kwargs) -> dict:
     """The serializer's validated data; a 400 naming each field otherwise.
 
-    Query parameters sent blank (``?status=``) are refused rather than read as absent: the
-    schema documents each as a non-empty value.
+    Query parameters sent blank (``?status=``) or more than once are refused rather than read as
+    absent or as the last one: the schema documents each as one non-empty value.
     """
     if isinstance(data, QueryDict):
-        blank = sorted(name for name in serializer_class().fields if data.get(name) == "")
+        names = serializer_class().fields
+        repeated = sorted(name for name in names if len(data.getlist(name)) > 1)
+        if repeated:
+            raise ValidationError({name: ["Give it once."] for name in repeated})
+        blank = sorted(name for name in names if data.get(name) == "")
         if blank:
             raise ValidationError({name: ["May not be blank."] for name in blank})
     serializer = serializer_class(data=data, **kwargs)

@@ -130,3 +130,16 @@ class TestNumbersInRange:
     def test_admin_pages_and_ids_out_of_range(self, staff_client, model):
         assert staff_client.get(f"/admin/{model}/?p=999999999999999999999").status_code in (200, 302)
         assert staff_client.get(f"/admin/{model}/99999999999999999999/change/").status_code in (302, 404)
+
+
+class TestQueryParametersAreExact:
+    @pytest.mark.parametrize("query,field", [
+        ("page_size=5&page_size=6", "page_size"), ("page_size=0", "page_size"), ("page_size=201", "page_size"),
+        ("page_size=%EF%BC%95", "page_size"), ("status=OPEN&status=DEALT", "status"), ("status=", "status"),
+        ("cursor=", "cursor"), ("cursor=%20%20", "cursor"), ("cursor=a&cursor=b", "cursor"),
+    ])
+    def test_each_is_one_well_formed_value(self, as_operator, query, field):
+        assert field in assert_json(as_operator.get(f"{API}/rounds/?{query}"), 400)
+
+    def test_a_cursor_the_api_did_not_give_out_is_a_documented_404(self, as_operator):
+        assert "cursor" in assert_json(as_operator.get(f"{API}/rounds/?cursor=garbage"), 404)
