@@ -23,11 +23,16 @@ PROD_GROUP ?= $(PROD_USER)
 IS_ROOT := $(filter 0,$(shell id -u))
 CELERY_USER = $(if $(IS_ROOT),$(if $(PROD_USER),--uid $(PROD_USER) --gid $(PROD_GROUP)))
 CELERY_ENV = $(if $(IS_ROOT),$(if $(PROD_USER),,PYTHONWARNINGS="ignore:You're running the worker with superuser privileges"))
+# The secret key: $SECRET_KEY when set, else a random key made once by `make secret-key` and kept in a
+# file only its owner may read (never one derived from anything guessable). This machine serves plain
+# HTTP on localhost, hence HTTPS_ONLY=0 unless set; a real deployment terminates TLS and keeps the default.
+SECRET_KEY_FILE ?= .secret_key
 PROD_ENV = DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL) \
 	AUDIT_SIGNING_KEY_FILE=$${AUDIT_SIGNING_KEY_FILE:-$(CURDIR)/audit-signing-key.pem} \
-	SECRET_KEY=$${SECRET_KEY:-change-me-$$(hostname)} ALLOWED_HOSTS=$${ALLOWED_HOSTS:-localhost,127.0.0.1}
+	SECRET_KEY=$${SECRET_KEY:-$$(cat $(SECRET_KEY_FILE))} ALLOWED_HOSTS=$${ALLOWED_HOSTS:-localhost,127.0.0.1} \
+	HTTPS_ONLY=$${HTTPS_ONLY:-0} CACHE_URL=$${CACHE_URL:-redis://127.0.0.1:6379/1}
 
-.PHONY: install install-test run test migrate clean prod prod-setup prod-web prod-worker prod-beat
+.PHONY: install install-test run test migrate clean prod prod-setup prod-web prod-worker prod-beat secret-key
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -64,7 +69,12 @@ clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles
 
 # --- Production shape on this machine: PostgreSQL, Redis, Celery workers and beat, gunicorn ---
-prod-setup: install
+secret-key: $(SECRET_KEY_FILE)
+
+$(SECRET_KEY_FILE):
+	umask 077 && $(PYTHON) -c "import secrets; print(secrets.token_urlsafe(64))" > $@.tmp && mv $@.tmp $@
+
+prod-setup: install $(SECRET_KEY_FILE)
 	$(PROD_ENV) $(PY) -m baccarat_site.ensure_database "$(MIGRATION_DATABASE_URL)"
 	test -f audit-signing-key.pem || DEBUG=1 AUDIT_SIGNING_KEY_FILE=$(CURDIR)/audit-signing-key.pem $(PY) -c \
 	    "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'baccarat_site.settings'); django.setup(); \
@@ -73,13 +83,13 @@ prod-setup: install
 	$(PROD_ENV) DATABASE_URL=$(MIGRATION_DATABASE_URL) $(PY) manage.py db_roles $(PROD_APP_ROLE) --password $(PROD_APP_PASSWORD)
 	$(PROD_ENV) $(PY) manage.py collectstatic --noinput -v0
 
-prod-web:
+prod-web: $(SECRET_KEY_FILE)
 	$(PROD_ENV) $(VENV)/bin/gunicorn baccarat_site.wsgi --bind $(HOST):$(PORT) --workers 3 --access-logfile -
 
-prod-worker:
+prod-worker: $(SECRET_KEY_FILE)
 	$(PROD_ENV) $(CELERY_ENV) $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO --concurrency=2 $(CELERY_USER)
 
-prod-beat:
+prod-beat: $(SECRET_KEY_FILE)
 	$(PROD_ENV) $(CELERY_ENV) $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO $(CELERY_USER)
 
 # Each process runs in a session of its own (setsid), so a Ctrl-C at the terminal reaches only this

@@ -11,6 +11,7 @@ class AuditAction(models.TextChoices):
     RTP_POLICY_CHANGED = "rtp_policy.changed", "RTP policy changed"
     SEED_PAIR_COMMITTED = "seed_pair.committed", "Seed pair committed"
     SEED_PAIR_REVEALED = "seed_pair.revealed", "Seed pair revealed"
+    SEED_PAIR_RETIRED = "seed_pair.retired", "Seed pair retired (reveal pending)"
     ROUND_OPENED = "round.opened", "Round opened"
     ROUND_DEALT = "round.dealt", "Round dealt"
     ROUND_VOIDED = "round.voided", "Round voided"
@@ -35,3 +36,4 @@ class AuditAction(models.TextChoices):
     WEBHOOK_ENDPOINT_CHANGED = "webhook.endpoint_changed", "Webhook endpoint changed"
     WEBHOOK_SECRET_ROTATED = "webhook.secret_rotated", "Webhook secret rotated"
     WEBHOOK_REDELIVERED = "webhook.redelivered", "Webhook redelivered"
+    LOGIN_LOCKED_OUT = "auth.locked_out", "User name locked out after failed log-ins"

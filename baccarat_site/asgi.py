@@ -1,6 +1,11 @@
 import os
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "baccarat_site.settings")
+
+# Reading the key fails loudly when it is empty ("The SECRET_KEY setting must not be empty"): a
+# server without one refuses to start, rather than answer every request that signs with a 500.
+settings.SECRET_KEY  # noqa: B018
 application = get_asgi_application()

@@ -27,6 +27,22 @@ SECRET_KEY = os.environ.get("SECRET_KEY") or ("insecure-development-key" if DEBU
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
+# HTTPS only, unless told otherwise: redirect plain HTTP, cookies sent over HTTPS only, and HSTS.
+# The development default (DEBUG=1) serves plain HTTP; a production site behind a TLS-terminating
+# proxy names the header the proxy sets (SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO).
+HTTPS_ONLY = env_bool("HTTPS_ONLY", not DEBUG)
+SECURE_SSL_REDIRECT = HTTPS_ONLY
+SESSION_COOKIE_SECURE = HTTPS_ONLY
+CSRF_COOKIE_SECURE = HTTPS_ONLY
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS_ONLY else 0))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS_ONLY)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS_ONLY)
+if os.environ.get("SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = (os.environ["SECURE_PROXY_SSL_HEADER"], "https")
+SESSION_COOKIE_HTTPONLY = True
+# A body larger than this is refused (413) before it is read.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440))
+
 INSTALLED_APPS = [
     "baccarat_site.apps.BackOfficeAdminConfig",  # django.contrib.admin on the back-office site
     "django.contrib.auth",
@@ -54,6 +70,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Serves the collected static files under gunicorn (admin, API docs, the public page).
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Refuses text the database cannot store (NUL) and oversized API bodies before any query.
+    "backoffice.middleware.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -96,6 +114,19 @@ else:
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# A user name is locked out after LOGIN_FAILURE_LIMIT failed log-ins, for LOGIN_LOCKOUT_SECONDS
+# (backoffice.lockout): Django's model backend behind a check that a locked name checks no password.
+AUTHENTICATION_BACKENDS = ["backoffice.lockout.LockoutBackend"]
+LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
+
+# The cache holds the lock-out counts and the API's throttle windows: Redis (CACHE_URL) shares them
+# between web processes; the default, per process, suits one development server.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+    if os.environ.get("CACHE_URL") else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -127,6 +158,18 @@ REST_FRAMEWORK = {
     # Services' ValidationError -> 400 and Conflict -> 409, both as {field: [reason]}.
     "EXCEPTION_HANDLER": "backoffice.api.exceptions.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Per token, at its role's rate (backoffice.api.throttling): 429 with Retry-After beyond it.
+    "DEFAULT_THROTTLE_CLASSES": ["backoffice.api.throttling.RoleRateThrottle"],
+}
+# "N/second|minute|hour|day", or "none". A game server (integration) must never be held back at its
+# peak of thousands of bets per second: its ceiling only stops a runaway client. People's tokens
+# (operators, support, administrators) are held to what a person or a support script needs.
+API_THROTTLE_RATES = {
+    "integration": os.environ.get("API_THROTTLE_INTEGRATION", "50000/second"),
+    "operator": os.environ.get("API_THROTTLE_OPERATOR", "1200/minute"),
+    "support": os.environ.get("API_THROTTLE_SUPPORT", "1200/minute"),
+    "admin": os.environ.get("API_THROTTLE_ADMIN", "1200/minute"),
+    "anonymous": os.environ.get("API_THROTTLE_ANONYMOUS", "60/minute"),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Baccarat back-office API",
@@ -135,6 +178,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Requests and responses apart (read-only fields are not in a request), and the exactness of
+    # backoffice.api.schema (statuses, forbidden unknown properties, links).
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums", "backoffice.api.schema.exact_schema",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "GameStatusEnum": "games.choices.GameStatus",
         "RoundStatusEnum": "games.choices.RoundStatus",

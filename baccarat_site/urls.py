@@ -24,5 +24,8 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]
 
-handler404 = "backoffice.api.views.not_found"
+# JSON under /api/, a styled page elsewhere (backoffice.errors); the 403 page names the role needed.
+handler400 = "backoffice.errors.bad_request"
 handler403 = "backoffice.admin.denied.permission_denied"
+handler404 = "backoffice.errors.not_found"
+handler500 = "backoffice.errors.server_error"

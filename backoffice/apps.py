@@ -11,8 +11,20 @@ class BackOfficeConfig(AppConfig):
     def ready(self):
         from django.apps import apps
         from django.db.models.signals import post_migrate
+        from django.urls import register_converter
 
+        from backoffice.api import schema  # noqa: F401 - registers the schema's field extensions
+        from backoffice.converters import IdConverter
         from backoffice.roles import sync_role_groups
+
+        register_converter(IdConverter, "id")  # <id:round_id> in every app's routes
+
+        from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        from backoffice import lockout
+
+        user_login_failed.connect(lockout.record_failure, dispatch_uid="backoffice.lockout.failure")
+        user_logged_in.connect(lockout.clear_failures, dispatch_uid="backoffice.lockout.success")
 
         def sync_roles(sender, **kwargs):
             sync_role_groups(apps)

@@ -12,6 +12,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from backoffice.formatting import percent
+from backoffice.forms import ExactDecimalFormField
 from games.choices import BetType
 from games.engine import (
     MAX_DECKS,
@@ -182,6 +183,8 @@ class GameInstanceForm(forms.ModelForm):
         model = GameInstance
         fields = ["slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
                   "tie_multiplier", "rtp_policy", "min_bet", "max_bet", "currency"]
+        field_classes = {name: ExactDecimalFormField for name in (
+            "player_multiplier", "banker_multiplier", "tie_multiplier", "min_bet", "max_bet")}
         widgets = {
             "player_multiplier": _multiplier_widget(),
             "banker_multiplier": _multiplier_widget(),

@@ -12,14 +12,19 @@ A transaction takes a suffix of this order only, so no two transactions wait on 
 cycle. Rounds and accounts are always locked in ascending id order for the same reason.
 
 A round is locked in one of two strengths. Whatever ends betting on it (deal, void) takes it
-FOR UPDATE; a bet takes it FOR SHARE and reads it OPEN under that lock (both past the round's gate,
+FOR NO KEY UPDATE; a bet takes it FOR SHARE and reads it OPEN under that lock (both past the round's gate,
 below). Share locks do not conflict with each other, so bets of different accounts on one round go
-on side by side; each conflicts with FOR UPDATE, so a deal waits for the bets already holding the
+on side by side; each conflicts with FOR NO KEY UPDATE, so a deal waits for the bets already holding the
 round to commit, and a bet that asks after the deal waits for the deal to commit and then finds the
 round no longer OPEN (PostgreSQL re-reads a row whose lock it waited for). A bet is therefore
 either committed before the deal reads the round's bets, or refused. The money side is the
 account's row: a single bet's debit is a conditional UPDATE of that row (games/writes.py); bulk
 intake locks its accounts FOR UPDATE.
+
+Games, seed pairs and rounds are locked FOR NO KEY UPDATE, never FOR UPDATE (no update here changes
+a key): a row inserted elsewhere that refers to a locked row (a round to its game, a bet to its
+round) has its foreign key checked with FOR KEY SHARE, which FOR UPDATE would make wait for the
+holder, and two such waits can make a deadlock.
 On SQLite (the embedded default) ``select_for_update`` is a no-op and writes are serialised by the
 database itself.
 """
@@ -31,8 +36,9 @@ from games.models import GameInstance, Round, RtpPolicy, SeedPair
 from wallet.locks import lock_account_balances, lock_accounts, lock_accounts_by_external_id
 
 __all__ = [
-    "lock_game", "lock_rtp_policy", "lock_active_seed_pair", "lock_round", "share_round", "OPEN_ROUND_FOR_SHARE",
-    "lock_dealt_rounds", "lock_accounts", "lock_account_balances", "lock_accounts_by_external_id",
+    "lock_game", "lock_rtp_policy", "lock_active_seed_pair", "lock_seed_pair_of_round", "lock_round", "share_round",
+    "OPEN_ROUND_FOR_SHARE", "lock_dealt_rounds", "lock_accounts", "lock_account_balances",
+    "lock_accounts_by_external_id",
 ]
 
 # Each round also has a gate, a PostgreSQL advisory lock (two-key form: this class and the round's
@@ -57,7 +63,7 @@ def _postgresql() -> bool:
 
 
 def lock_game(game_id: int) -> GameInstance:
-    return GameInstance.objects.select_for_update().get(pk=game_id)
+    return GameInstance.objects.select_for_update(no_key=True).get(pk=game_id)
 
 
 def lock_rtp_policy(policy_id: int) -> RtpPolicy:
@@ -66,20 +72,29 @@ def lock_rtp_policy(policy_id: int) -> RtpPolicy:
 
 
 def lock_active_seed_pair(game_id: int) -> SeedPair | None:
-    """The game's active pair, locked; None if it was revealed while we waited for the lock."""
+    """The game's active pair, locked; None if it was retired while we waited for the lock."""
     return (
-        SeedPair.objects.select_for_update()
-        .filter(game_id=game_id, revealed_at__isnull=True)
+        SeedPair.objects.select_for_update(no_key=True)
+        .filter(game_id=game_id, retired_at__isnull=True)
         .first()
     )
 
 
+def lock_seed_pair_of_round(round_id: int) -> SeedPair:
+    """The pair of a round, locked before the round itself (the fixed order): dealing and voiding
+    hold it so that a retired pair's reveal sees every one of its rounds closed, and so that a
+    rotation sees the open rounds as they are."""
+    pair_id = Round.objects.filter(pk=round_id).values_list("seed_pair_id", flat=True).get()
+    return SeedPair.objects.select_for_update(no_key=True).get(pk=pair_id)
+
+
 def lock_round(round_id: int) -> Round:
-    """The round, its game and seed pair, FOR UPDATE past its gate: what ends betting on it takes this."""
+    """The round, its game and seed pair, FOR NO KEY UPDATE past its gate: what ends betting on it takes this."""
     if _postgresql():
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT pg_advisory_xact_lock({_ROUND_GATE})", {"round_id": round_id})
-    return Round.objects.select_for_update(of=("self",)).select_related("game", "seed_pair").get(pk=round_id)
+    return (Round.objects.select_for_update(of=("self",), no_key=True).select_related("game", "seed_pair")
+            .get(pk=round_id))
 
 
 def share_round(round_id: int) -> Round:

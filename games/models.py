@@ -11,14 +11,17 @@ from games.engine import DEFAULT_MULTIPLIERS, MAX_DECKS, MIN_DECKS, Multipliers
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 from games.rtp import LIMIT_FIELDS, LIMIT_NAMES, configuration_errors, policy_violations
 from games.validators import (
+    IDEMPOTENCY_KEY_CHECK_PATTERN,
+    IDEMPOTENCY_KEY_MAX_LENGTH,
     MULTIPLIER_MAX_DIGITS,
     validate_client_seed_field,
     validate_decks,
+    validate_idempotency_key,
     validate_multiplier,
 )
 from wallet.fields import money_field
 from wallet.models import Account
-from wallet.validators import CURRENCY_CHECK_PATTERN, validate_currency, validate_positive_money
+from wallet.validators import CURRENCY_CHECK_PATTERN, MAX_STAKE, validate_currency, validate_stake
 
 
 def multiplier_field(default: Decimal, verbose_name: str) -> models.DecimalField:
@@ -113,8 +116,8 @@ class GameInstance(models.Model):
     player_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.player, "player multiplier")
     banker_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.banker, "banker multiplier")
     tie_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.tie, "tie multiplier")
-    min_bet = money_field("minimum bet", validators=[validate_positive_money])
-    max_bet = money_field("maximum bet", validators=[validate_positive_money])
+    min_bet = money_field("minimum bet", validators=[validate_stake])
+    max_bet = money_field("maximum bet", validators=[validate_stake], help_text=f"At most {MAX_STAKE}.")
     currency = models.CharField(max_length=3, default="USD", validators=[validate_currency])
     rtp_policy = models.ForeignKey(RtpPolicy, on_delete=models.PROTECT, null=True, blank=True,
                                    related_name="games", verbose_name="RTP policy",
@@ -149,6 +152,7 @@ class GameInstance(models.Model):
             ),
             models.CheckConstraint(condition=Q(min_bet__gt=0), name="game_min_bet_positive"),
             models.CheckConstraint(condition=Q(min_bet__lte=F("max_bet")), name="game_min_bet_le_max_bet"),
+            models.CheckConstraint(condition=Q(max_bet__lte=MAX_STAKE), name="game_max_bet_within_max_stake"),
             models.CheckConstraint(
                 condition=Q(currency__regex=CURRENCY_CHECK_PATTERN), name="game_currency_iso4217"
             ),
@@ -196,14 +200,23 @@ class SeedPair(models.Model):
     client_seed = models.CharField(max_length=64, validators=[validate_client_seed_field])
     next_nonce = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    retired_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When a newer pair took over; it opens no round from then on and is revealed once "
+        "its last open round is dealt or voided.")
     revealed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["game"], condition=Q(revealed_at__isnull=True),
+                fields=["game"], condition=Q(retired_at__isnull=True),
                 name="one_active_seed_pair_per_game",
+            ),
+            # A pair is revealed only once retired.
+            models.CheckConstraint(
+                condition=Q(revealed_at__isnull=True) | Q(retired_at__isnull=False, revealed_at__gte=F("retired_at")),
+                name="seed_pair_revealed_after_retired",
             ),
             models.CheckConstraint(condition=Q(next_nonce__gte=0), name="seed_pair_nonce_non_negative"),
             models.CheckConstraint(
@@ -217,6 +230,10 @@ class SeedPair(models.Model):
 
     def __repr__(self):
         return f"<SeedPair {self.pk} {self.server_seed_hash[:12]} revealed={self.is_revealed}>"
+
+    @property
+    def is_active(self) -> bool:
+        return self.retired_at is None
 
     @property
     def is_revealed(self) -> bool:
@@ -307,12 +324,12 @@ class Bet(models.Model):
         help_text="The integration client that placed the bet.",
     )
     bet_type = models.CharField(max_length=8, choices=BetType.choices)
-    stake = money_field("stake", validators=[validate_positive_money])
+    stake = money_field("stake", validators=[validate_stake])
     multiplier = models.DecimalField(
         max_digits=MULTIPLIER_MAX_DIGITS, decimal_places=MULTIPLIER_DECIMAL_PLACES,
         validators=[validate_multiplier], help_text="The multiplier in force when the bet was accepted.",
     )
-    idempotency_key = models.CharField(max_length=100)
+    idempotency_key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_LENGTH, validators=[validate_idempotency_key])
     status = models.CharField(max_length=8, choices=BetStatus.choices, default=BetStatus.PENDING)
     payout = money_field("payout", null=True, blank=True, help_text="Returned, stake included.")
     placed_at = models.DateTimeField(auto_now_add=True)
@@ -324,6 +341,8 @@ class Bet(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["client", "idempotency_key"], name="bet_idempotency_key_unique"),
             models.CheckConstraint(condition=Q(bet_type__in=BetType.values), name="bet_type_valid"),
+            models.CheckConstraint(condition=Q(idempotency_key__regex=IDEMPOTENCY_KEY_CHECK_PATTERN),
+                                   name="bet_idempotency_key_visible_ascii"),
             models.CheckConstraint(condition=Q(status__in=BetStatus.values), name="bet_status_valid"),
             models.CheckConstraint(condition=Q(stake__gt=0), name="bet_stake_positive"),
             models.CheckConstraint(condition=multiplier_in_range("multiplier"), name="bet_multiplier_range"),

@@ -13,7 +13,7 @@ from datetime import datetime
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q, QuerySet, Subquery, Sum
 
-from games.choices import GameStatus
+from games.choices import GameStatus, RoundStatus
 from games.engine import odds_report, verify_round
 from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, SeedPair
@@ -47,7 +47,16 @@ def game_odds(*, game: GameInstance) -> dict:
 
 
 def seed_pair_active(*, game: GameInstance) -> SeedPair | None:
-    return SeedPair.objects.filter(game=game, revealed_at__isnull=True).first()
+    return SeedPair.objects.filter(game=game, retired_at__isnull=True).first()
+
+
+def seed_pair_open_rounds(*, pair: SeedPair) -> int:
+    return pair.rounds.filter(status=RoundStatus.OPEN).count()
+
+
+def seed_pairs_pending_reveal(*, game: GameInstance) -> QuerySet[SeedPair]:
+    """Retired pairs whose reveal waits for their last open rounds to be dealt or voided."""
+    return SeedPair.objects.filter(game=game, retired_at__isnull=False, revealed_at__isnull=True).order_by("id")
 
 
 def seed_pairs_revealed(*, game: GameInstance) -> QuerySet[SeedPair]:
@@ -163,9 +172,12 @@ def round_search(*, round_id: int | None = None, account: str = "", game: GameIn
     return rounds
 
 
+RECALL_MAX_PAGE = 100_000
+
+
 def round_search_page(*, page: int = 1, per_page: int = 50, **criteria) -> RoundSearchPage:
     """A page of ``round_search``: no COUNT of the matches, one query more for the bet totals."""
-    page = max(1, page)
+    page = min(max(1, page), RECALL_MAX_PAGE)  # the offset must stay a number the database holds
     start = (page - 1) * per_page
     rounds = list(round_search(**criteria)[start:start + per_page + 1])
     has_next = len(rounds) > per_page

@@ -21,11 +21,11 @@ from games.engine import Dealer, server_seed_hash
 from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
 from games.signals import round_dealt, round_voided, seeds_revealed
-from games.validators import validate_client_seed_field
+from games.validators import validate_client_seed_field, validate_idempotency_key
 from wallet.choices import LedgerKind
 from wallet.models import Account
 from wallet.services import ledger_post, ledger_post_many
-from wallet.validators import validate_positive_money
+from wallet.validators import validate_stake
 
 ROUND_OPEN_ATTEMPTS = 3
 
@@ -141,26 +141,48 @@ def _seed_pair_start(*, game: GameInstance, client_seed: str | None) -> SeedPair
 
 @transaction.atomic
 def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple[SeedPair, SeedPair]:
-    """Reveal the active pair and start a new one. Refused while a round of the pair is OPEN."""
+    """Retire the active pair and start a new one, at any time. Returns (retired pair, new pair).
+
+    The new pair takes the next round at once. The retired pair is revealed now if none of its
+    rounds is open, or else as soon as its last open round is dealt or voided (``_reveal_if_done``);
+    ``retired.is_revealed`` tells which. Under steady play some round is nearly always open, so
+    waiting for a quiet moment would starve rotation.
+    """
     if client_seed is not None:
         client_seed = _checked_client_seed(client_seed)
     pair = locks.lock_active_seed_pair(game_id)
     if pair is None:
         raise Conflict("seed_pair", "The seed pair was rotated meanwhile; try again.")
-    if pair.rounds.filter(status=RoundStatus.OPEN).exists():
-        raise Conflict(
-            "seed_pair",
-            "Rounds of this seed pair are still open; deal or void them before the seed is revealed.",
-            code="rounds_open",
-        )
+    # Dealing and voiding hold the pair's lock, so the open rounds counted here are as they are.
+    open_rounds = pair.rounds.filter(status=RoundStatus.OPEN).count()
+    pair.retired_at = timezone.now()
+    pair.save(update_fields=["retired_at"])
+    new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or pair.client_seed)
+    audit_record(actor=actor, action=AuditAction.SEED_PAIR_RETIRED, obj=pair,
+                 after={"server_seed_hash": pair.server_seed_hash, "open_rounds": open_rounds,
+                        "successor_hash": new_pair.server_seed_hash})
+    if not open_rounds:
+        _seed_pair_reveal(pair, actor=actor)
+    return pair, new_pair
+
+
+def _seed_pair_reveal(pair: SeedPair, *, actor) -> None:
     pair.revealed_at = timezone.now()
     pair.save(update_fields=["revealed_at"])
     audit_record(actor=actor, action=AuditAction.SEED_PAIR_REVEALED, obj=pair,
                  after={"server_seed_hash": pair.server_seed_hash, "server_seed": pair.server_seed,
                         "rounds_played": pair.next_nonce})
     seeds_revealed.send(sender=SeedPair, pair=pair)
-    new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or pair.client_seed)
-    return pair, new_pair
+
+
+def _reveal_if_done(pair: SeedPair) -> None:
+    """Reveal a retired pair (locked by the caller) once none of its rounds is open.
+
+    The reveal commits with the deal or void that closed the last round, or not at all.
+    """
+    if pair.is_active or pair.is_revealed or pair.rounds.filter(status=RoundStatus.OPEN).exists():
+        return
+    _seed_pair_reveal(pair, actor="system:seed-rotation")
 
 
 # --- Rounds -------------------------------------------------------------------------------------
@@ -188,12 +210,14 @@ def round_open(*, game_id: int, actor) -> Round:
 @transaction.atomic
 def round_deal(*, round_id: int, actor) -> Round:
     """Close betting and deal by PF-1. Dealing a dealt round again changes nothing."""
+    pair = locks.lock_seed_pair_of_round(round_id)
     round_ = locks.lock_round(round_id)
     if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
         return round_
     if round_.status != RoundStatus.OPEN:
         raise Conflict("round", f"The round is {round_.status}; it cannot be dealt.")
-    pair = round_.seed_pair
+    if pair.is_revealed:  # never happens (a pair is revealed with no round open); never deal a known seed
+        raise Conflict("round", "The round's seed pair is already revealed; void the round.")
     result = Dealer(pair.server_seed, pair.client_seed).play(round_.nonce, round_.decks)
     dealt = result.as_dict()
     round_.cards = dealt["cards"]
@@ -208,6 +232,7 @@ def round_deal(*, round_id: int, actor) -> Round:
     round_.save()
     audit_record(actor=actor, action=AuditAction.ROUND_DEALT, obj=round_,
                  after={"cards": round_.cards, "outcome": round_.outcome})
+    _reveal_if_done(pair)
     transaction.on_commit(lambda: round_dealt.send(sender=Round, round_ids=[round_.pk]))
     return round_
 
@@ -216,6 +241,7 @@ def round_deal(*, round_id: int, actor) -> Round:
 def round_void(*, round_id: int, actor, reason: str) -> Round:
     """Void an OPEN or DEALT round and refund every pending bet."""
     reason = required_reason(reason)
+    pair = locks.lock_seed_pair_of_round(round_id)
     round_ = locks.lock_round(round_id)
     if round_.status not in (RoundStatus.OPEN, RoundStatus.DEALT):
         raise Conflict("round", f"The round is {round_.status}; only open or dealt rounds can be voided.")
@@ -239,6 +265,7 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
     audit_record(actor=actor, action=AuditAction.ROUND_VOIDED, obj=round_, before={"status": before_status},
                  after={"status": RoundStatus.VOID, "bets_refunded": len(bets)}, reason=reason)
     round_voided.send(sender=Round, round_=round_)
+    _reveal_if_done(pair)
     return round_
 
 
@@ -277,7 +304,7 @@ def _parse_stake(stake) -> Decimal:
     if not value.is_finite():
         raise ValidationError({"stake": "Must be a finite number."})
     try:
-        validate_positive_money(value)
+        validate_stake(value)
     except ValidationError as error:
         raise ValidationError({"stake": error.messages}) from None
     return value
@@ -288,8 +315,10 @@ def _wanted_bet(*, account_external_id, bet_type, stake, idempotency_key) -> Wan
         raise ValidationError({"bet_type": f"Must be one of {', '.join(BetType.values)}."})
     stake = _parse_stake(stake)
     idempotency_key = (idempotency_key or "").strip()
-    if not idempotency_key or len(idempotency_key) > 100:
-        raise ValidationError({"idempotency_key": "Must be 1 to 100 characters."})
+    try:
+        validate_idempotency_key(idempotency_key)
+    except ValidationError as error:
+        raise ValidationError({"idempotency_key": error.messages}) from None
     return WantedBet(str(account_external_id), bet_type, stake, idempotency_key)
 
 

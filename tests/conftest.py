@@ -59,6 +59,16 @@ def audit_head_sink(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def empty_cache():
+    """Throttle windows and lock-out counts live in the cache: each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Real hashing costs a third of a second per user; the tests need none of its strength."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,12 +1,12 @@
-from django import forms
 from django.core.exceptions import ValidationError
 
 from audit.forms import ReasonForm
+from backoffice.forms import ExactDecimalFormField
 from wallet.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS
 
 
 class AdjustBalanceForm(ReasonForm):
-    amount = forms.DecimalField(
+    amount = ExactDecimalFormField(
         max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES,
         help_text="Positive credits the account, negative debits it.",
     )

@@ -3,7 +3,7 @@ from django.db.models import Q
 
 from wallet.choices import LedgerKind
 from wallet.fields import money_field
-from wallet.validators import CURRENCY_CHECK_PATTERN, validate_currency
+from wallet.validators import CURRENCY_CHECK_PATTERN, MAX_BALANCE, validate_currency
 
 
 class Account(models.Model):
@@ -64,6 +64,10 @@ class LedgerEntry(models.Model):
                 | Q(kind__in=[LedgerKind.PAYOUT, LedgerKind.REFUND], amount__gt=0)
                 | (Q(kind=LedgerKind.ADJUSTMENT) & ~Q(amount=0)),
                 name="ledger_amount_sign_matches_kind",
+            ),
+            models.CheckConstraint(
+                condition=~Q(kind=LedgerKind.ADJUSTMENT) | Q(amount__gte=-MAX_BALANCE, amount__lte=MAX_BALANCE),
+                name="ledger_adjustment_within_max_balance",
             ),
         ]
         indexes = [

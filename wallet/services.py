@@ -11,7 +11,7 @@ from audit.validators import required_reason
 from wallet import locks
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
-from wallet.validators import MONEY_DECIMAL_PLACES
+from wallet.validators import MAX_BALANCE, validate_adjustment
 
 
 def ledger_post(*, account: Account, bet_id: int | None, kind: str, amount: Decimal,
@@ -67,10 +67,12 @@ def _parse_amount(amount) -> Decimal:
         value = Decimal(str(amount))
     except ArithmeticError:
         raise ValidationError({"amount": "Must be a decimal number."}) from None
-    if not value.is_finite() or value == 0:
-        raise ValidationError({"amount": "Must be a non-zero finite number."})
-    if value.as_tuple().exponent < -MONEY_DECIMAL_PLACES:
-        raise ValidationError({"amount": f"Must have at most {MONEY_DECIMAL_PLACES} decimal places."})
+    if not value.is_finite():
+        raise ValidationError({"amount": "Must be a finite number."})
+    try:
+        validate_adjustment(value)
+    except ValidationError as error:
+        raise ValidationError({"amount": error.messages}) from None
     return value
 
 
@@ -84,6 +86,9 @@ def account_adjust(*, external_id: str, actor, amount, reason: str) -> LedgerEnt
         raise Account.DoesNotExist(external_id)
     account = locks.lock_accounts([account_id])[account_id]
     before = account.balance
+    if amount > 0 and before + amount > MAX_BALANCE:
+        raise ValidationError({"amount": f"Would take the balance past the maximum of {MAX_BALANCE}; "
+                                         f"at most {max(MAX_BALANCE - before, 0)} can be credited."})
     entry = ledger_post(account=account, bet_id=None, kind=LedgerKind.ADJUSTMENT, amount=amount, reason=reason)
     audit_record(actor=actor, action=AuditAction.ACCOUNT_ADJUSTED, obj=account,
                  before={"balance": str(before)}, after={"balance": str(account.balance), "amount": str(amount)},

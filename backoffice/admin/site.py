@@ -10,11 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from django.conf import settings
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import path, reverse
 
 from backoffice.formatting import EMPTY
+from backoffice.lockout import LOCKED_MESSAGE, is_locked
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,22 @@ class SitePage:
     view: Callable  # view(request, site) -> response
 
 
+class LockoutAuthenticationForm(AdminAuthenticationForm):
+    """Django's admin log-in, saying so when the user name is locked out (backoffice.lockout)."""
+
+    def clean(self):
+        try:
+            return super().clean()
+        except ValidationError:
+            username = self.cleaned_data.get("username")
+            if username and is_locked(username):
+                minutes = max(1, settings.LOGIN_LOCKOUT_SECONDS // 60)
+                raise ValidationError(LOCKED_MESSAGE.format(minutes=minutes), code="locked_out") from None
+            raise
+
+
 class BackOfficeAdminSite(admin.AdminSite):
+    login_form = LockoutAuthenticationForm
     site_header = "Baccarat back-office"
     site_title = "Baccarat back-office"
     index_title = "Operations"

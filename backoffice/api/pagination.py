@@ -1,5 +1,9 @@
-"""Cursor pagination: stable under inserts, and never a COUNT of the whole table."""
+"""Cursor pagination: stable under inserts, never a COUNT of the whole table, and strict about its
+parameters: a page size outside 1 to ``max_page_size`` or a blank cursor is a 400 naming the
+parameter (not silently the default page); a cursor this server did not give out names no page
+of results: a 404 naming ``cursor`` (documented)."""
 
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination as DRFCursorPagination
 
 
@@ -10,6 +14,36 @@ class CursorPagination(DRFCursorPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200
+
+    def get_page_size(self, request):
+        if len(request.query_params.getlist(self.page_size_query_param)) > 1:
+            raise ValidationError({self.page_size_query_param: ["Give it once."]})
+        given = request.query_params.get(self.page_size_query_param)
+        if given is None:
+            return self.page_size
+        if not (given.isascii() and given.isdigit() and 1 <= int(given) <= self.max_page_size):
+            message = f"Must be a whole number from 1 to {self.max_page_size}."
+            raise ValidationError({self.page_size_query_param: [message]})
+        return int(given)
+
+    def decode_cursor(self, request):
+        if len(request.query_params.getlist(self.cursor_query_param)) > 1:
+            raise ValidationError({self.cursor_query_param: ["Give it once."]})
+        if request.query_params.get(self.cursor_query_param, "x").strip() == "":
+            raise ValidationError({self.cursor_query_param: ["May not be blank."]})
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise NotFound({self.cursor_query_param: ["No such page: not a cursor this API gave out."]}) from None
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"] = {"type": "integer", "minimum": 1, "maximum": self.max_page_size}
+            if parameter["name"] == self.cursor_query_param:
+                parameter["schema"] = {"type": "string", "minLength": 1}
+        return parameters
 
 
 class SlugCursorPagination(CursorPagination):

@@ -1,13 +1,57 @@
 """Serializer pieces every app's API uses."""
 
 from collections.abc import Mapping
+from decimal import Decimal
 
+from django.core.validators import RegexValidator
+from django.db import models
 from rest_framework import serializers
+
+from backoffice.text import DECIMAL_TEXT, DECIMAL_TEXT_MESSAGE
+
+
+class ExactDecimalField(serializers.DecimalField):
+    """A decimal read exactly as sent: a string of ASCII digits, or a JSON number the project's
+    parser read exactly (an int or a Decimal; never a binary float)."""
+
+    default_error_messages = {
+        "not_text": 'Send a decimal number as a string, e.g. "10.50".',
+        "not_ascii_decimal": DECIMAL_TEXT_MESSAGE,
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool | float):
+            self.fail("not_text")
+        if isinstance(data, str):
+            if not DECIMAL_TEXT.fullmatch(data.strip()):
+                self.fail("not_ascii_decimal")
+        elif not isinstance(data, int | Decimal):
+            self.fail("not_text")
+        return super().to_internal_value(data)
+
+
+class StrictCharField(serializers.CharField):
+    """Text only: a number or a boolean where text is expected is an error, not its str()."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictSlugField(StrictCharField, serializers.SlugField):
+    pass
 
 
 class StrictInputMixin:
     """An unknown or read-only field in the input is an error, not silently dropped: a typo such as
-    ``banker_multipler`` must not look like an accepted change."""
+    ``banker_multipler`` must not look like an accepted change. A model serializer's decimals are
+    read exactly (ExactDecimalField)."""
+
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping, models.DecimalField: ExactDecimalField,
+        models.CharField: StrictCharField, models.TextField: StrictCharField, models.SlugField: StrictSlugField,
+    }
 
     def to_internal_value(self, data):
         if isinstance(data, Mapping):
@@ -21,6 +65,11 @@ class StrictInputMixin:
         return super().to_internal_value(data)
 
 
-def reason_field(**kwargs) -> serializers.CharField:
-    kwargs.setdefault("help_text", "Why; recorded in the audit trail.")
-    return serializers.CharField(allow_blank=False, trim_whitespace=True, max_length=2000, **kwargs)
+# Some character other than white space, and no NUL (the schema states what trimming checks).
+REASON_PATTERN = r"^[^\x00]*[^\s\x00][^\x00]*$"
+
+
+def reason_field(**kwargs) -> StrictCharField:
+    kwargs.setdefault("help_text", "Why; recorded in the audit trail (not only spaces).")
+    return StrictCharField(allow_blank=False, trim_whitespace=True, min_length=1, max_length=2000,
+                           validators=[RegexValidator(REASON_PATTERN)], **kwargs)

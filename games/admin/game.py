@@ -231,19 +231,20 @@ class GameInstanceAdmin(BackOfficeAdmin):
 
     def _rotate(self, request, game, client_seed) -> bool:
         try:
-            revealed, new_pair = services.seed_rotate(game_id=game.pk, actor=request.user, client_seed=client_seed)
+            retired, new_pair = services.seed_rotate(game_id=game.pk, actor=request.user, client_seed=client_seed)
         except Conflict as conflict:
             self.message_user(request, f"{game.slug}: seed not rotated. {conflict.message}", messages.ERROR)
             return False
         except ValidationError as error:
             self.message_user(request, f"{game.slug}: seed not rotated. {service_error_text(error)}", messages.ERROR)
             return False
-        self.log_change(request, game, f"Seed pair rotated: revealed {revealed.server_seed_hash[:16]}…, "
-                                       f"new {new_pair.server_seed_hash[:16]}…")
+        outcome = (f"revealed the pair with hash {retired.server_seed_hash[:16]}…" if retired.is_revealed else
+                   f"retired the pair with hash {retired.server_seed_hash[:16]}…, revealed automatically once "
+                   "its open rounds are dealt or voided")
+        self.log_change(request, game, f"Seed pair rotated: {outcome}; new {new_pair.server_seed_hash[:16]}…")
         self.message_user(
             request,
-            f"{game.slug}: revealed the pair with hash {revealed.server_seed_hash[:16]}… "
-            f"({revealed.next_nonce} round{pluralize(revealed.next_nonce)}); "
+            f"{game.slug}: {outcome} ({retired.next_nonce} round{pluralize(retired.next_nonce)}); "
             f"the new pair's hash is {new_pair.server_seed_hash}.",
             messages.SUCCESS,
         )
@@ -262,8 +263,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
                 ("Server seed hash", pair.server_seed_hash),
                 ("Client seed", pair.client_seed),
                 ("Rounds played (next nonce)", pair.next_nonce),
-                ("Open rounds", f"{open_rounds} (a pair is not revealed while any of its rounds is open)"
-                 if open_rounds else "0"),
+                ("Open rounds", f"{open_rounds} (the new pair takes the next rounds at once; this one is "
+                 "revealed when its last open round is dealt or voided)" if open_rounds else "0"),
             ]
         return self.action_form_response(
             request, title=f"Rotate the seed of {game.slug}", form=form, original=game,

@@ -6,27 +6,35 @@ No serializer reads ``SeedPair.server_seed``: a seed is shown only through
 """
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audit.validators import REASON_REQUIRED
-from backoffice.api.serializers import StrictInputMixin, reason_field
+from backoffice.api.serializers import StrictCharField, StrictInputMixin, reason_field
+from backoffice.converters import MAX_ID
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
-from games.engine import Multipliers
+from games.engine import MAX_DECKS, MIN_DECKS, Multipliers
 from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
 from games.rtp import configuration_errors
-from games.validators import validate_client_seed_field
+from games.validators import (
+    CLIENT_SEED_PATTERN,
+    IDEMPOTENCY_KEY_MAX_LENGTH,
+    validate_client_seed_field,
+    validate_idempotency_key,
+)
 from wallet.api.serializers import money_field
-from wallet.validators import validate_positive_money
+from wallet.validators import validate_stake
 
 # --- Shared pieces ------------------------------------------------------------------------------
 
 
 def client_seed_field(**kwargs) -> serializers.CharField:
-    # Not trimmed: the client seed is hashed as sent, every character counts.
+    # Not trimmed: the client seed is hashed as sent, every character counts. The pattern states
+    # the rule in the schema (the validator is the rule).
     kwargs.setdefault("help_text", "1 to 64 characters of UTF-8 text, no control characters.")
-    return serializers.CharField(max_length=64, trim_whitespace=False, allow_blank=False,
-                                 validators=[validate_client_seed_field], **kwargs)
+    return StrictCharField(max_length=64, min_length=1, trim_whitespace=False, allow_blank=False,
+                           validators=[validate_client_seed_field, RegexValidator(CLIENT_SEED_PATTERN)], **kwargs)
 
 
 class HandSerializer(serializers.Serializer):
@@ -53,6 +61,8 @@ class HandField(serializers.Field):
 
 
 CONFIGURATION_FIELDS = list(GameInstance.CONFIGURATION_FIELDS)
+# The model's validator says so too; these put the bounds in the schema.
+DECK_BOUNDS = {"decks": {"min_value": MIN_DECKS, "max_value": MAX_DECKS}}
 
 
 def rtp_policy_field(**kwargs) -> serializers.SlugRelatedField:
@@ -105,6 +115,7 @@ class GameCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
         model = GameInstance
         fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at", "client_seed"]
         read_only_fields = ["created_at", "updated_at"]  # named, so that sending one says so
+        extra_kwargs = DECK_BOUNDS
 
     def validate(self, attrs):
         _check_bet_limits(attrs.get("min_bet"), attrs.get("max_bet"))
@@ -122,6 +133,7 @@ class GameUpdateSerializer(StrictInputMixin, serializers.ModelSerializer):
         model = GameInstance
         fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at", "reason"]
         read_only_fields = ["slug", "created_at", "updated_at"]  # named, so that sending one says so
+        extra_kwargs = DECK_BOUNDS
 
     def validate(self, attrs):
         if "reason" not in attrs:
@@ -187,7 +199,27 @@ class SeedRotateSerializer(StrictInputMixin, serializers.Serializer):
 
 
 class SeedRotationSerializer(serializers.Serializer):
+    """200: the retired pair had no open round and is revealed now."""
+
     revealed = RevealedSeedPairSerializer()
+    active = ActiveSeedPairSerializer()
+
+
+class PendingRevealSerializer(serializers.ModelSerializer):
+    """A retired pair whose seed stays secret until its last open round is dealt or voided."""
+
+    open_rounds = serializers.IntegerField(help_text="Rounds of the pair still open; the reveal follows the last.")
+
+    class Meta:
+        model = SeedPair
+        fields = ["id", "server_seed_hash", "client_seed", "next_nonce", "created_at", "retired_at", "open_rounds"]
+        read_only_fields = fields
+
+
+class SeedRotationPendingSerializer(serializers.Serializer):
+    """202: the new pair is active; the retired one is revealed automatically once its open rounds close."""
+
+    pending_reveal = PendingRevealSerializer()
     active = ActiveSeedPairSerializer()
 
 
@@ -209,13 +241,14 @@ class BetSerializer(serializers.ModelSerializer):
 
 
 class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):
-    account = serializers.CharField(max_length=100, help_text="The account's external id.")
+    account = StrictCharField(max_length=100, min_length=1, help_text="The account's external id.")
     bet_type = serializers.ChoiceField(choices=BetType.choices)
-    stake = money_field(validators=[validate_positive_money],
+    stake = money_field(validators=[validate_stake],
                         help_text="A decimal string with at most 2 places, within the game's limits.")
-    idempotency_key = serializers.CharField(
-        max_length=100, help_text="Unique per client; a replay with the same key and content returns the "
-        "original bet, the same key with other content is refused (409).")
+    idempotency_key = StrictCharField(
+        max_length=IDEMPOTENCY_KEY_MAX_LENGTH, min_length=1, validators=[validate_idempotency_key],
+        help_text="1 to 100 visible ASCII characters (! to ~), unique per client; a replay with the same key "
+        "and content returns the original bet, the same key with other content is refused (409).")
 
 
 @extend_schema_field(BetPlaceSerializer)
@@ -245,7 +278,7 @@ class BetBulkResultsSerializer(serializers.Serializer):
 
 
 class BetFilterSerializer(serializers.Serializer):
-    round = serializers.IntegerField(required=False, min_value=1, help_text="Round id.")
+    round = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID, help_text="Round id.")
     account = serializers.CharField(required=False, max_length=100, help_text="Account external id.")
     status = serializers.ChoiceField(required=False, choices=BetStatus.choices)
     game = serializers.SlugField(required=False, help_text="Game slug.")

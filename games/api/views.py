@@ -95,16 +95,24 @@ class GameSeedsView(ApiView):
 class SeedRotateView(ApiView):
     required_permissions = {"POST": "games.rotate_seeds"}
 
-    @extend_schema(tags=["seeds"], summary="Reveal the active seed pair and start a new one",
-                   request=s.SeedRotateSerializer,
-                   responses={200: s.SeedRotationSerializer, **ERRORS, **NOT_FOUND, **CONFLICT})
+    @extend_schema(
+        tags=["seeds"], summary="Start a new seed pair now; the old one is revealed once its open rounds close",
+        request=s.SeedRotateSerializer,
+        responses={200: OpenApiResponse(s.SeedRotationSerializer, description="Rotated and revealed at once."),
+                   202: OpenApiResponse(s.SeedRotationPendingSerializer,
+                                        description="Rotated; the reveal waits for the pair's open rounds."),
+                   **ERRORS, **NOT_FOUND, **CONFLICT})
     def post(self, request, slug):
         game = get_or_404(selectors.game_get, slug=slug)
         data = validated(s.SeedRotateSerializer, request.data)
-        revealed, active = services.seed_rotate(game_id=game.pk, actor=request.user,
-                                                client_seed=data.get("client_seed"))
-        return Response({"revealed": s.RevealedSeedPairSerializer(revealed).data,
-                         "active": s.ActiveSeedPairSerializer(active).data})
+        retired, active = services.seed_rotate(game_id=game.pk, actor=request.user,
+                                               client_seed=data.get("client_seed"))
+        if retired.is_revealed:
+            return Response({"revealed": s.RevealedSeedPairSerializer(retired).data,
+                             "active": s.ActiveSeedPairSerializer(active).data})
+        retired.open_rounds = selectors.seed_pair_open_rounds(pair=retired)
+        return Response({"pending_reveal": s.PendingRevealSerializer(retired).data,
+                         "active": s.ActiveSeedPairSerializer(active).data}, status=status.HTTP_202_ACCEPTED)
 
 
 # --- Rounds -------------------------------------------------------------------------------------

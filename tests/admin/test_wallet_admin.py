@@ -38,6 +38,9 @@ def test_the_adjust_page_credits_with_a_reason(as_operator, operator, player):
     ({"amount": "1.234", "reason": "Too precise"}, "amount"),
     ({"amount": "abc", "reason": "Not a number"}, "amount"),
     ({"amount": "-500.01", "reason": "Below zero"}, "amount"),
+    ({"amount": "１０", "reason": "Full-width digits"}, "amount"),
+    ({"amount": "1_000", "reason": "Underscores"}, "amount"),
+    ({"amount": "1e3", "reason": "An exponent"}, "amount"),
 ])
 def test_a_bad_adjustment_is_a_form_error_and_writes_nothing(as_operator, player, data, field):
     before = snapshot()

@@ -85,10 +85,19 @@ class TestRotate:
             response = rotate(as_operator, client_seed=client_seed)
         assert_names_field(response, 400, "client_seed")
 
-    def test_refused_while_a_round_of_the_pair_is_open(self, as_operator, open_round, unchanged):
-        with unchanged():
-            response = rotate(as_operator)
-        assert_names_field(response, 409, "seed_pair")
+    def test_with_a_round_open_it_rotates_now_and_reveals_later(self, as_operator, as_integration, open_round):
+        old = SeedPair.objects.get(pk=open_round.seed_pair_id)
+        response = rotate(as_operator)
+        assert response.status_code == 202, response.content
+        body = response.json()
+        assert body["pending_reveal"]["id"] == old.pk and body["pending_reveal"]["open_rounds"] == 1
+        assert body["pending_reveal"]["retired_at"] and "server_seed" not in body["pending_reveal"]
+        assert old.server_seed not in response.content.decode()
+        assert body["active"]["id"] != old.pk
+        assert as_integration.post(f"{API}/games/{open_round.game.slug}/rounds/").json()["nonce"] == 0
+        as_integration.post(f"{API}/rounds/{open_round.pk}/deal/")
+        recalled = as_operator.get(f"{API}/rounds/{open_round.pk}/").json()
+        assert recalled["server_seed"] == old.server_seed
 
     def test_unknown_game_is_404(self, as_operator):
         assert as_operator.post(f"{API}/games/nope/seeds/rotate/", {}).status_code == 404

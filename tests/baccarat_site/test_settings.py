@@ -41,3 +41,61 @@ def test_a_broker_url_turns_off_in_process_tasks():
     result = run("-c", code, DJANGO_SETTINGS_MODULE="baccarat_site.settings", SECRET_KEY="k",
                  CELERY_BROKER_URL="redis://127.0.0.1:6379/0", DATABASE_URL="postgres://u@h:5432/d")
     assert result.stdout.split() == ["False", "django.db.backends.postgresql"]
+
+
+PRODUCTION = {"SECRET_KEY": "k" * 20 + "-production-only-0123456789-abcdefghijklmnop",
+              "ALLOWED_HOSTS": "bo.example.com"}
+
+
+def test_check_deploy_is_clean_with_the_production_defaults():
+    # Test runners set DJANGO_ALLOW_ASYNC_UNSAFE (Playwright's plugin); a deployment never does.
+    clean = {k: v for k, v in os.environ.items() if k not in ("HTTPS_ONLY", "DJANGO_ALLOW_ASYNC_UNSAFE")}
+    result = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+                            cwd=PROJECT, env={**{k: v for k, v in clean.items() if k not in ("DEBUG", "SECRET_KEY")},
+                                              **PRODUCTION},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_defaults_are_https_only_and_development_serves_plain_http():
+    code = ("import django; django.setup(); from django.conf import settings as s; "
+            "print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS > 0)")
+    clean = {k: v for k, v in os.environ.items() if k not in ("HTTPS_ONLY", "DEBUG", "SECRET_KEY")}
+
+    def settings_with(**env):
+        return subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, timeout=120,
+                              env={**clean, "DJANGO_SETTINGS_MODULE": "baccarat_site.settings", **env}).stdout.split()
+
+    assert settings_with(**PRODUCTION) == ["True"] * 4
+    assert settings_with(DEBUG="1") == ["False"] * 4
+    assert settings_with(HTTPS_ONLY="0", **PRODUCTION) == ["False"] * 4
+
+
+def test_the_web_server_refuses_to_start_without_a_secret_key():
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG")}
+    result = subprocess.run([gunicorn, "baccarat_site.wsgi", "--bind", "127.0.0.1:8201", "--workers", "1"],
+                            cwd=PROJECT, env=clean, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "The SECRET_KEY setting must not be empty" in result.stderr
+    started = run("-c", "import baccarat_site.wsgi, baccarat_site.asgi",
+                  DJANGO_SETTINGS_MODULE="baccarat_site.settings", **PRODUCTION)
+    assert started.returncode == 0, started.stderr
+
+
+def test_make_prod_uses_a_random_key_made_once_and_readable_by_its_owner_only(tmp_path):
+    def make_key(name):
+        path = tmp_path / name
+        for _ in range(2):
+            subprocess.run(["make", "-s", "secret-key", f"SECRET_KEY_FILE={path}", f"PYTHON={sys.executable}"],
+                           cwd=PROJECT, check=True, capture_output=True, timeout=60)
+        return path
+
+    first, second = make_key("one"), make_key("two")
+    assert first.stat().st_mode & 0o077 == 0
+    key = first.read_text().strip()
+    assert len(key) >= 64 and key != second.read_text().strip()
+    dry_run = subprocess.run(["make", "-n", "prod-web", f"SECRET_KEY_FILE={first}"], cwd=PROJECT,
+                             capture_output=True, text=True, timeout=60).stdout
+    assert f"cat {first}" in dry_run and "hostname" not in dry_run

@@ -17,14 +17,14 @@ from games.choices import STATUS_BY_SETTLEMENT_KIND
 from games.engine import bet_return, settlement_kind
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES, SETTLEMENT
 from games.models import Bet, Round
-from wallet.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS
+from wallet.validators import MAX_STAKE, MONEY_DECIMAL_PLACES
 
 pytestmark = pytest.mark.django_db
 
 EVERY_BET_TYPE_AND_OUTCOME = [(bet_type, outcome) for bet_type, row in SETTLEMENT.items() for outcome in row]
 CENT = Decimal(1).scaleb(-MONEY_DECIMAL_PLACES)
-# The largest stake whose payout at the largest multiplier still fits a money column.
-LARGEST_STAKE = (Decimal(10) ** (MONEY_MAX_DIGITS - MONEY_DECIMAL_PLACES) / MAX_MULTIPLIER - CENT).quantize(CENT)
+# The largest stake any game may take (its payout at the largest multiplier fits a money column).
+LARGEST_STAKE = MAX_STAKE
 
 stakes = st.decimals(min_value=CENT, max_value=LARGEST_STAKE, places=MONEY_DECIMAL_PLACES)
 multipliers = st.decimals(min_value=MIN_MULTIPLIER, max_value=MAX_MULTIPLIER, places=MULTIPLIER_DECIMAL_PLACES)

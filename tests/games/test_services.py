@@ -4,6 +4,7 @@ from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.services import audit_sequence
@@ -80,12 +81,37 @@ class TestSeedLifecycle:
         assert {r.seed_pair_id for r in rounds} == {SeedPair.objects.get(game=game).pk}
         assert SeedPair.objects.get(game=game).next_nonce == 3
 
-    def test_rotation_is_refused_while_a_round_of_the_pair_is_open(self, game, operator, integration):
-        services.round_open(game_id=game.pk, actor=integration)
-        with pytest.raises(Conflict) as error:
-            services.seed_rotate(game_id=game.pk, actor=operator)
-        assert error.value.field == "seed_pair"
-        assert SeedPair.objects.get(game=game).revealed_at is None
+    def test_rotation_with_a_round_open_retires_now_and_reveals_after_the_deal(self, game, operator, integration):
+        round_ = services.round_open(game_id=game.pk, actor=integration)
+        retired, new = services.seed_rotate(game_id=game.pk, actor=operator)
+        assert retired.retired_at and not retired.is_revealed and retired.revealed_server_seed is None
+        assert services.round_open(game_id=game.pk, actor=integration).seed_pair_id == new.pk
+        assert retired.server_seed not in repr(list(AuditEvent.objects.values()))
+        services.round_deal(round_id=round_.pk, actor=integration)
+        retired.refresh_from_db()
+        assert retired.is_revealed and retired.revealed_at >= retired.retired_at
+        reveal = AuditEvent.objects.get(action="seed_pair.revealed")
+        assert (reveal.actor, reveal.after["server_seed"]) == ("system:seed-rotation", retired.server_seed)
+        assert AuditEvent.objects.get(action="seed_pair.retired").after["open_rounds"] == 1
+
+    def test_the_reveal_waits_for_the_last_open_round_voided_or_dealt(self, game, operator, integration):
+        first, second = (services.round_open(game_id=game.pk, actor=integration) for _ in range(2))
+        retired, _new = services.seed_rotate(game_id=game.pk, actor=operator)
+        services.round_void(round_id=first.pk, actor=operator, reason="table fault")
+        retired.refresh_from_db()
+        assert not retired.is_revealed
+        services.round_void(round_id=second.pk, actor=operator, reason="table fault")
+        retired.refresh_from_db()
+        assert retired.is_revealed
+
+    def test_a_round_of_a_revealed_pair_is_never_dealt(self, game, operator, integration):
+        round_ = services.round_open(game_id=game.pk, actor=integration)
+        SeedPair.objects.filter(pk=round_.seed_pair_id).update(retired_at=timezone.now(),
+                                                               revealed_at=timezone.now())
+        with pytest.raises(Conflict):
+            services.round_deal(round_id=round_.pk, actor=integration)
+        round_.refresh_from_db()
+        assert round_.status == "OPEN" and round_.cards == []
 
     def test_rotation_reveals_and_starts_a_new_pair(self, game, operator, integration):
         round_ = services.round_open(game_id=game.pk, actor=integration)

@@ -1,22 +1,14 @@
 """The accounts API: input serializers (strict) apart from output ones. Money is a decimal string."""
 
-from decimal import Decimal
-
 from rest_framework import serializers
 
-from backoffice.api.serializers import StrictInputMixin, reason_field
+from backoffice.api.serializers import ExactDecimalField, StrictInputMixin, reason_field
 from wallet.models import Account, LedgerEntry
-from wallet.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS
+from wallet.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS, validate_adjustment
 
 
-def money_field(**kwargs) -> serializers.DecimalField:
-    return serializers.DecimalField(max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES,
-                                    **kwargs)
-
-
-def validate_non_zero(value: Decimal) -> None:
-    if value == 0:
-        raise serializers.ValidationError("Must not be zero.")
+def money_field(**kwargs) -> ExactDecimalField:
+    return ExactDecimalField(max_digits=MONEY_MAX_DIGITS, decimal_places=MONEY_DECIMAL_PLACES, **kwargs)
 
 
 def validate_external_id(value: str) -> None:
@@ -55,8 +47,9 @@ class LedgerEntrySerializer(serializers.ModelSerializer):
 
 
 class AccountAdjustSerializer(StrictInputMixin, serializers.Serializer):
-    amount = money_field(validators=[validate_non_zero],
-                         help_text="Signed: positive credits, negative debits. At most 2 decimal places.")
+    amount = money_field(validators=[validate_adjustment],
+                         help_text="Signed: positive credits, negative debits. At most 2 decimal places; "
+                         "at most MAX_BALANCE either way, and no credit may take the balance past it.")
     reason = reason_field()
 
 

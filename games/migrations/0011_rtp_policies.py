@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('games', '0008_accounts_and_audit_move_out'),
+        ('games', '0010_seed_pair_retirement'),
     ]
 
     operations = [

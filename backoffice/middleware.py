@@ -1,0 +1,56 @@
+"""A guard in front of every view: input the database cannot store never reaches a query.
+
+PostgreSQL refuses a NUL character in any text (and a lone surrogate cannot be encoded), so a
+NUL in a URL, a query parameter, a form field, a cookie or the Authorization header would turn a
+lookup into a 500. They are refused here first: a path that holds one names nothing (404), any
+other input is a 400 (JSON under /api/, a styled page elsewhere). An API body larger than
+``DATA_UPLOAD_MAX_MEMORY_SIZE`` is refused by its declared length (413) before it is read.
+"""
+
+from django.conf import settings
+
+from backoffice.errors import error_response, is_api
+from backoffice.text import UNSTORABLE_MESSAGE, is_storable
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _unstorable_parameter(query_dict) -> str | None:
+    for name, values in query_dict.lists():
+        if not is_storable(name) or not all(is_storable(value) for value in values if isinstance(value, str)):
+            return name if is_storable(name) else "parameter name"
+    return None
+
+
+class RequestGuardMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.refusal(request) or self.get_response(request)
+
+    def refusal(self, request):
+        if not is_storable(request.path):
+            return error_response(request, 404, "Not found.")
+        if is_api(request) and self._declared_length(request) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            return error_response(request, 413, "The request body is larger than "
+                                                f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
+        parameter = _unstorable_parameter(request.GET)
+        if parameter:
+            return error_response(request, 400, UNSTORABLE_MESSAGE, field=parameter)
+        headers = [request.META.get("HTTP_AUTHORIZATION", ""), *request.COOKIES.keys(), *request.COOKIES.values()]
+        if not all(is_storable(value) for value in headers):
+            return error_response(request, 400, UNSTORABLE_MESSAGE)
+        # Forms are for the pages; the API reads JSON only (DRF answers other bodies with 415).
+        if request.method == "POST" and request.content_type in FORM_TYPES and not is_api(request):
+            parameter = _unstorable_parameter(request.POST)
+            if parameter:
+                return error_response(request, 400, UNSTORABLE_MESSAGE, field=parameter)
+        return None
+
+    @staticmethod
+    def _declared_length(request) -> int:
+        try:
+            return int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return 0

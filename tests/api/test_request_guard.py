@@ -1,0 +1,145 @@
+"""Input the database cannot store, oversized bodies and numbers out of range never reach a query:
+a 400, 404 or 413, JSON under /api/ and a styled page elsewhere, never a 500."""
+
+import pytest
+from django.test import Client
+
+from tests.api.helpers import API
+
+pytestmark = pytest.mark.django_db
+
+ADMIN_LISTS = ["games/round", "games/bet", "audit/auditevent", "wallet/account", "wallet/ledgerentry",
+               "games/gameinstance", "games/seedpair"]
+
+
+def assert_json(response, status: int):
+    assert response.status_code == status, (response.status_code, response.content[:300])
+    assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
+    return response.json()
+
+
+def assert_page(response, status: int):
+    assert response.status_code == status, (response.status_code, response.content[:300])
+    assert response["Content-Type"].startswith("text/html")
+    assert b"<!DOCTYPE html>" in response.content and str(status).encode() in response.content
+
+
+@pytest.fixture
+def staff_client(operator):
+    client = Client()
+    client.force_login(operator)
+    return client
+
+
+class TestNul:
+    @pytest.mark.parametrize("path", ["accounts/%00/", "accounts/%00/ledger/", "games/%00/", "rounds/%00/",
+                                      "games/a%00b/rounds/"])
+    def test_a_nul_in_an_api_path_is_a_json_404(self, as_operator, path):
+        assert_json(as_operator.get(f"{API}/{path}"), 404)
+
+    @pytest.mark.parametrize("query", ["status=%00", "account=%00", "game=x%00", "%00=1"])
+    def test_a_nul_in_an_api_query_is_a_json_400(self, as_operator, query):
+        body = assert_json(as_operator.get(f"{API}/bets/?{query}"), 400)
+        assert "NUL" in str(body)
+
+    def test_a_nul_in_the_token_is_a_400(self, api_as):
+        from rest_framework.test import APIClient
+
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION="Token abc\x00def")
+        assert_json(client.get(f"{API}/games/"), 400)
+
+    @pytest.mark.parametrize("model", ADMIN_LISTS)
+    def test_a_nul_in_an_admin_filter_is_a_400_page(self, staff_client, model):
+        assert_page(staff_client.get(f"/admin/{model}/?status__exact=%00"), 400)
+        assert_page(staff_client.get(f"/admin/{model}/?q=%00"), 400)
+
+    def test_a_nul_in_an_admin_path_is_a_404_page(self, staff_client):
+        assert_page(staff_client.get("/admin/wallet/account/%00/change/"), 404)
+
+    def test_a_nul_in_a_form_post_is_a_400_page(self, staff_client):
+        assert_page(staff_client.post("/admin/login/", {"username": "x\x00", "password": "y"}), 400)
+
+    def test_a_nul_on_the_public_page_is_a_400_page(self, client):
+        assert_page(client.get("/?server_seed=%00"), 400)
+
+
+class TestErrorsUnderApiAreJson:
+    def test_unknown_path(self, as_operator):
+        assert_json(as_operator.get(f"{API}/nothing-here/"), 404)
+
+    def test_method_not_allowed(self, as_operator):
+        assert_json(as_operator.delete(f"{API}/games/"), 405)
+
+    def test_unsupported_media_type(self, as_operator):
+        assert_json(as_operator.generic("POST", f"{API}/games/", "a=1", content_type="text/plain"), 415)
+
+    def test_a_body_too_large_is_a_json_413(self, as_operator, settings):
+        body = '{"slug": "' + "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1) + '"}'
+        assert_json(as_operator.generic("POST", f"{API}/games/", body, content_type="application/json"), 413)
+
+    def test_an_admin_form_too_large_is_a_413_page(self, staff_client, settings):
+        settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+        assert_page(staff_client.post("/admin/login/", {"username": "x" * 2000, "password": "y"}), 413)
+
+    def test_a_server_error_is_json_with_the_request_id(self, as_operator, monkeypatch):
+        from games import selectors
+
+        def broken(**kwargs):
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr(selectors, "game_list", broken)
+        as_operator.raise_request_exception = False
+        response = as_operator.get(f"{API}/games/", HTTP_X_REQUEST_ID="trace-123")
+        body = assert_json(response, 500)
+        assert body["request_id"] == "trace-123" and response["X-Request-ID"] == "trace-123"
+        assert "boom" not in response.content.decode()
+
+    def test_a_server_error_on_a_page_is_a_styled_page(self, staff_client, monkeypatch):
+        from games.admin import round as round_admin
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr(round_admin.selectors, "round_search_page", broken)
+        staff_client.raise_request_exception = False
+        response = staff_client.get("/admin/games/round/recall/?round_id=1")
+        assert_page(response, 500)
+        assert response["X-Request-ID"].encode() in response.content
+
+
+class TestNumbersInRange:
+    @pytest.mark.parametrize("path", ["rounds/99999999999999999999/", "rounds/9223372036854775808/bets/",
+                                      "bets/9223372036854775808/", "rounds/0/"])
+    def test_ids_out_of_range_are_a_json_404(self, as_operator, path):
+        assert_json(as_operator.get(f"{API}/{path}"), 404)
+
+    def test_the_largest_id_is_a_plain_404(self, as_operator):
+        assert_json(as_operator.get(f"{API}/rounds/9223372036854775807/"), 404)
+
+    def test_a_filter_id_out_of_range_is_a_400_naming_it(self, as_operator):
+        assert "round" in assert_json(as_operator.get(f"{API}/bets/?round=9223372036854775808"), 400)
+
+    @pytest.mark.parametrize("query", ["round_id=1&page=999999999999999999999", "round_id=1&page=-5",
+                                       "round_id=99999999999999999999"])
+    def test_the_recall_bounds_its_page_and_round_id(self, staff_client, query):
+        response = staff_client.get(f"/admin/games/round/recall/?{query}")
+        assert response.status_code == 200
+
+    @pytest.mark.parametrize("model", ADMIN_LISTS)
+    def test_admin_pages_and_ids_out_of_range(self, staff_client, model):
+        assert staff_client.get(f"/admin/{model}/?p=999999999999999999999").status_code in (200, 302)
+        assert staff_client.get(f"/admin/{model}/99999999999999999999/change/").status_code in (302, 404)
+
+
+class TestQueryParametersAreExact:
+    @pytest.mark.parametrize("query,field", [
+        ("page_size=5&page_size=6", "page_size"), ("page_size=0", "page_size"), ("page_size=201", "page_size"),
+        ("page_size=%EF%BC%95", "page_size"), ("status=OPEN&status=DEALT", "status"), ("status=", "status"),
+        ("cursor=", "cursor"), ("cursor=%20%20", "cursor"), ("cursor=a&cursor=b", "cursor"),
+    ])
+    def test_each_is_one_well_formed_value(self, as_operator, query, field):
+        assert field in assert_json(as_operator.get(f"{API}/rounds/?{query}"), 400)
+
+    def test_a_cursor_the_api_did_not_give_out_is_a_documented_404(self, as_operator):
+        assert "cursor" in assert_json(as_operator.get(f"{API}/rounds/?cursor=garbage"), 404)
