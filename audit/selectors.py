@@ -10,11 +10,18 @@ from audit.sequencer import stored_perfect
 
 
 class ProofError(ValueError):
-    """A proof asked of sizes or an event the log cannot give; the message names the field."""
+    """A proof asked of sizes or an event the log cannot give (yet): at odds with the state of the
+    log rather than malformed, so the API answers 409; the message names the field."""
+
+    status_code = 409
 
     def __init__(self, field: str, message: str):
         super().__init__(message)
         self.field = field
+
+    @property
+    def message_dict(self) -> dict:
+        return {self.field: [str(self)]}
 
 
 def audit_latest_head() -> AuditHead | None:

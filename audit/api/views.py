@@ -1,21 +1,13 @@
 """The audit trail through the API: its signed head, proofs, and its events filtered."""
 
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from audit import selectors
 from audit.api import serializers as s
-from backoffice.api.views import ERRORS, READ_ERRORS, ApiView, validated
+from backoffice.api.views import CONFLICT, ERRORS, READ_ERRORS, ApiView, validated
 
 VIEW_PERMISSION = "audit.view_auditevent"
-
-
-def _proof(build, **arguments):
-    try:
-        return build(**arguments)
-    except selectors.ProofError as error:
-        raise ValidationError({error.field: [str(error)]}) from None
 
 
 class AuditHeadView(ApiView):
@@ -31,20 +23,22 @@ class InclusionProofView(ApiView):
     required_permissions = {"GET": VIEW_PERMISSION}
 
     @extend_schema(tags=["audit"], summary="Inclusion proof of an event (check it with pf1_verify.py --audit-proof)",
-                   parameters=[s.InclusionQuerySerializer], responses={200: s.InclusionProofSerializer, **ERRORS})
+                   parameters=[s.InclusionQuerySerializer],
+                   responses={200: s.InclusionProofSerializer, **ERRORS, **CONFLICT})
     def get(self, request):
         query = validated(s.InclusionQuerySerializer, request.query_params)
-        return Response(s.InclusionProofSerializer(_proof(selectors.audit_inclusion_proof, **query)).data)
+        return Response(s.InclusionProofSerializer(selectors.audit_inclusion_proof(**query)).data)
 
 
 class ConsistencyProofView(ApiView):
     required_permissions = {"GET": VIEW_PERMISSION}
 
     @extend_schema(tags=["audit"], summary="Consistency proof between two tree sizes (pf1_verify.py --audit-proof)",
-                   parameters=[s.ConsistencyQuerySerializer], responses={200: s.ConsistencyProofSerializer, **ERRORS})
+                   parameters=[s.ConsistencyQuerySerializer],
+                   responses={200: s.ConsistencyProofSerializer, **ERRORS, **CONFLICT})
     def get(self, request):
         query = validated(s.ConsistencyQuerySerializer, request.query_params)
-        return Response(s.ConsistencyProofSerializer(_proof(selectors.audit_consistency_proof, **query)).data)
+        return Response(s.ConsistencyProofSerializer(selectors.audit_consistency_proof(**query)).data)
 
 
 class AuditEventListView(ApiView):

@@ -48,6 +48,10 @@ def seeded(postgres, game, operator, integration, funded_account):
             "external_id": accounts}
 
 
+# One seed: every run generates the same requests, so a failure found once is found again.
+SEED = 20261130
+
+
 def config_for(seeded: dict, path: Path) -> Path:
     """The project's config with dictionaries of the seeded names and ids."""
     base = (PROJECT / "schemathesis.toml").read_text()
@@ -101,7 +105,9 @@ def test_schemathesis_finds_nothing_as_operator_and_as_integration(server, seede
         runs[role] = (output, subprocess.Popen(
             [schemathesis, "--config-file", str(config), "--no-color", "run", f"{server}/api/schema/",
              "--header", f"Authorization: {token}", "--max-examples", str(EXAMPLES_PER_OPERATION),
-             "--phases", "examples,coverage,fuzzing,stateful"],
+             "--phases", "examples,coverage,fuzzing,stateful", "--seed", str(SEED),
+                 # Tasks run in-process here: a deal or sweep settles inside its request, behind others.
+                 "--request-timeout", "30"],
             cwd=tmp_path, stdout=output, stderr=subprocess.STDOUT))
     for output, process in runs.values():  # both to the end before any verdict (the server stays up)
         process.wait(timeout=900)

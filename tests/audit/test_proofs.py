@@ -127,11 +127,24 @@ def test_a_consistency_proof_from_the_api_checks_offline(signed_log, as_support,
 def test_proof_requests_outside_the_log_name_the_field(signed_log, as_support):
     events, _early, late = signed_log
     too_big = as_support.get(INCLUSION, {"event_id": events[0].pk, "tree_size": late.tree_size + 5})
-    assert too_big.status_code == 400 and "tree_size" in too_big.json()
+    # Well-formed but beyond what the log holds now: at odds with its state, 409.
+    assert too_big.status_code == 409 and "tree_size" in too_big.json()
     pending = audit_record(actor="system:test", action="test.event", object_type="t", object_id="p")
-    assert "event_id" in as_support.get(INCLUSION, {"event_id": pending.pk}).json()
-    assert "first" in as_support.get(CONSISTENCY, {"first": "x"}).json()
-    assert "first" in as_support.get(CONSISTENCY, {"first": late.tree_size + 1}).json()
+    not_yet = as_support.get(INCLUSION, {"event_id": pending.pk})
+    assert not_yet.status_code == 409 and "event_id" in not_yet.json()
+    malformed = as_support.get(CONSISTENCY, {"first": "x"})
+    assert malformed.status_code == 400 and "first" in malformed.json()
+    beyond = as_support.get(CONSISTENCY, {"first": late.tree_size + 1})
+    assert beyond.status_code == 409 and "first" in beyond.json()
+
+
+def test_a_proof_before_any_signed_head_is_a_conflict(db, as_support):
+    audit_record(actor="system:test", action="test.event", object_type="t", object_id="1")
+    response = as_support.get(INCLUSION, {"event_id": 1})
+    assert response.status_code == 409 and "tree_size" in response.json()
+    response = as_support.get(CONSISTENCY, {"first": 0})
+    assert response.status_code == 409 and response.json() == {
+        "second": ["No signed head yet: run audit_head, or give a tree size."]}
 
 
 def test_proofs_need_the_audit_view_permission(signed_log, api_as, nobody):

@@ -28,9 +28,7 @@ class EndpointInputSerializer(StrictInputMixin, serializers.Serializer):
     active = serializers.BooleanField(required=False)
 
     def validate_events(self, value):
-        if len(set(value)) != len(value):
-            raise serializers.ValidationError("Each event once.")
-        return value
+        return list(dict.fromkeys(value))  # each event once, in the order first named
 
 
 class SecretSerializer(serializers.Serializer):
