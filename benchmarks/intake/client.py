@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from benchmarks.pages.server import FORWARDED_HTTPS
+
 # Requests in flight at most in an open-loop phase: beyond it, latecomers wait (and count the wait).
 OPEN_LOOP_CAP = 256
 
@@ -35,7 +37,7 @@ class Phase:
 
 def http_request(method: str, path: str, headers: dict, body: bytes = b"") -> bytes:
     lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: close", *(
-        f"{name}: {value}" for name, value in headers.items())]
+        f"{name}: {value}" for name, value in {**FORWARDED_HTTPS, **headers}.items())]
     if body or method == "POST":
         lines += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body

@@ -16,6 +16,8 @@ from django.conf import settings
 from django.core.management.base import CommandError
 
 START_TIMEOUT = 60
+PROXY_HEADER = "HTTP_X_FORWARDED_PROTO"
+FORWARDED_HTTPS = {"X-Forwarded-Proto": "https"}
 
 
 def free_port() -> int:
@@ -31,7 +33,10 @@ def gunicorn(database_url: str, workers: int, extra_env: dict | None = None):
     Its tasks run in-process unless ``extra_env`` names a CELERY_BROKER_URL."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(40),
-           "ALLOWED_HOSTS": "127.0.0.1,localhost", "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING"}
+           "ALLOWED_HOSTS": "127.0.0.1,localhost", "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING",
+           # As in production behind a TLS-terminating proxy: HTTPS_ONLY stays on, and the
+           # clients say the request came over HTTPS, as the proxy would.
+           "HTTPS_ONLY": "1", "SECURE_PROXY_SSL_HEADER": PROXY_HEADER}
     env.pop("CELERY_BROKER_URL", None)
     env.update(extra_env or {})
     executable = os.path.join(os.path.dirname(sys.executable), "gunicorn")
@@ -67,7 +72,7 @@ def _wait_for(port: int, server: subprocess.Popen) -> None:
 def request(port: int, method: str, path: str, headers: dict, body: bytes | None = None):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     try:
-        conn.request(method, path, body=body, headers={"Host": "127.0.0.1", **headers})
+        conn.request(method, path, body=body, headers={"Host": "127.0.0.1", **FORWARDED_HTTPS, **headers})
         response = conn.getresponse()
         content = response.read()
         return response, content
