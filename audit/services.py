@@ -40,6 +40,20 @@ def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_
     return event
 
 
+def audit_record_many(*, actor, action: str, changes: list) -> None:
+    """Record one event per ``(obj, after)`` of ``changes`` in one statement, as audit_record would
+    one by one (same actor, action, time and request): for set-based writes such as bulk bets."""
+    if not changes:
+        return
+    common = {**actor_fields(actor), "action": action, "created_at": timezone.now(), **request_meta()}
+    AuditEvent.objects.bulk_create(
+        AuditEvent(**common, object_type=obj._meta.model_name, object_id=str(obj.pk), after=after)
+        for obj, after in changes
+    )
+    if settings.AUDIT_SEQUENCE_ON_COMMIT:
+        transaction.on_commit(audit_sequence, robust=True)
+
+
 def audit_sequence() -> int:
     """Give every committed event its leaf in the Merkle log; how many were sequenced."""
     return sequence_pending()

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.choices import AuditAction
-from audit.services import audit_record
+from audit.services import audit_record, audit_record_many
 from audit.validators import required_reason
 from games import locks, selectors, writes
 from games.choices import BetStatus, BetType, GameStatus, RoundStatus
@@ -365,10 +365,9 @@ def _new_bet(round_: Round, account: Account, wanted: WantedBet, client, placed_
                idempotency_key=wanted.idempotency_key, placed_at=placed_at)
 
 
-def _audit_accepted(bet: Bet, client) -> None:
-    audit_record(actor=client, action=AuditAction.BET_ACCEPTED, obj=bet,
-                 after={"round": bet.round_id, "account": bet.account.external_id, "bet_type": bet.bet_type,
-                        "stake": str(bet.stake), "multiplier": str(bet.multiplier)})
+def _accepted(bet: Bet) -> dict:
+    return {"round": bet.round_id, "account": bet.account.external_id, "bet_type": bet.bet_type,
+            "stake": str(bet.stake), "multiplier": str(bet.multiplier)}
 
 
 def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, idempotency_key: str,
@@ -403,7 +402,7 @@ def _bet_accept(*, round_id: int, wanted: WantedBet, client) -> Bet:
         # Since the read, a deal or a void closed the round, or concurrent bets spent the balance.
         round_.refresh_from_db(fields=["status"])
         raise _refusal(round_, account, account.balance, wanted) or _balance_exceeded()
-    _audit_accepted(bet, client)
+    audit_record(actor=client, action=AuditAction.BET_ACCEPTED, obj=bet, after=_accepted(bet))
     return bet
 
 
@@ -452,8 +451,8 @@ def _bets_accept(*, round_id: int, wanted: dict, client) -> dict:
         bets = Bet.objects.bulk_create(accepted.values())
         ledger_post_many(accounts={account.pk: account for account in accounts.values()},
                          postings=[(bet.account_id, bet.pk, LedgerKind.STAKE, -bet.stake) for bet in bets])
-        for bet in bets:
-            _audit_accepted(bet, client)
+        audit_record_many(actor=client, action=AuditAction.BET_ACCEPTED,
+                          changes=[(bet, _accepted(bet)) for bet in bets])
     outcomes.update({index: BetOutcome(bet=bet, created=True) for index, bet in accepted.items()})
     for index, bet_wanted in wanted.items():
         if index in outcomes:

@@ -38,5 +38,5 @@ def test_fixed_query_count_and_no_count(as_support, busy_game, path):
     assert response.status_code == 200, response.content
     statements = [query["sql"].upper() for query in queries.captured_queries]
     assert not any("COUNT(" in statement for statement in statements), statements
-    # Authentication (token, user and group permissions) takes 3; the rest is the page itself.
-    assert len(statements) <= 6, statements
+    # Authentication (the token with its user, then the permissions) takes 2; the rest is the page.
+    assert len(statements) <= 5, statements

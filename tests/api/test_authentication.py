@@ -1,0 +1,75 @@
+"""Token authentication: the token, its user and the user's permissions in two statements, read
+afresh for every request (a role taken away holds from the next request on)."""
+
+import pytest
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.models import Group, Permission, User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from backoffice.api.authentication import prime_permissions
+from backoffice.roles import Role
+from tests.api.helpers import API
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_request_reads_the_token_user_and_permissions_in_two_statements(as_support):
+    with CaptureQueriesContext(connection) as queries:
+        response = as_support.get(API + "/games/")
+    assert response.status_code == 200, response.content
+    statements = [query["sql"] for query in queries.captured_queries]
+    assert "authtoken_token" in statements[0] and "auth_user" in statements[0], statements
+    assert "auth_permission" in statements[1], statements
+    assert not any("auth_permission" in statement for statement in statements[2:]), statements
+
+
+def test_a_role_taken_away_holds_from_the_next_request(api_as, support):
+    client = api_as(support)
+    assert client.get(API + "/games/").status_code == 200
+    support.groups.remove(Group.objects.get(name=Role.SUPPORT.group_name))
+    response = client.get(API + "/games/")
+    assert response.status_code == 403 and "games.view_gameinstance" in response.json()["detail"]
+
+
+def test_a_permission_held_directly_counts_as_one_held_by_a_group(api_as):
+    user = make_user("direct-reader", None)
+    client = api_as(user)
+    assert client.get(API + "/games/").status_code == 403
+    user.user_permissions.add(Permission.objects.get(content_type__app_label="games", codename="view_gameinstance"))
+    assert client.get(API + "/games/").status_code == 200
+
+
+def test_an_unknown_token_and_an_inactive_user_are_refused_with_401(api_as, support):
+    client = api_as(support)
+    support.is_active = False
+    support.save()
+    response = client.get(API + "/games/")
+    assert response.status_code == 401 and response.json()["detail"] == "User inactive or deleted."
+    client.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    response = client.get(API + "/games/")
+    assert response.status_code == 401 and response.json()["detail"] == "Invalid token."
+
+
+def test_a_superuser_holds_every_permission_read_in_one_statement(api_as):
+    user = make_user("root", None)
+    user.is_superuser = user.is_staff = True
+    user.save()
+    with CaptureQueriesContext(connection) as queries:
+        response = api_as(user).get(API + "/games/")
+    assert response.status_code == 200
+    assert sum("auth_permission" in query["sql"] for query in queries.captured_queries) == 1
+
+
+@pytest.mark.parametrize("role", [Role.OPERATOR, Role.SUPPORT, Role.INTEGRATION, Role.ADMIN, "superuser"])
+def test_the_permissions_read_are_those_django_would_read(role):
+    user = make_user("someone", None if role == "superuser" else role)
+    if role == "superuser":
+        user.is_superuser = True
+        user.save()
+    user.user_permissions.add(Permission.objects.get(content_type__app_label="auth", codename="view_user"))
+    primed = User.objects.get(pk=user.pk)
+    prime_permissions(primed)
+    assert primed._perm_cache == ModelBackend().get_all_permissions(User.objects.get(pk=user.pk))
+    assert "auth.view_user" in primed._perm_cache
