@@ -6,9 +6,11 @@ in the embedded default (no broker) it runs as soon as the writing transaction c
 production a Celery beat task runs it every second.
 """
 
+import json
+
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from audit import heads, merkle
@@ -42,14 +44,30 @@ def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_
 
 def audit_record_many(*, actor, action: str, changes: list) -> None:
     """Record one event per ``(obj, after)`` of ``changes`` in one statement, as audit_record would
-    one by one (same actor, action, time and request): for set-based writes such as bulk bets."""
+    one by one (same actor, action, time and request): for set-based writes such as bulk bets.
+
+    On PostgreSQL the events travel as one JSON document unpacked by jsonb_to_recordset (a
+    thousand events in one statement, with no per-row work in Python beyond the JSON itself)."""
     if not changes:
         return
     common = {**actor_fields(actor), "action": action, "created_at": timezone.now(), **request_meta()}
-    AuditEvent.objects.bulk_create(
-        AuditEvent(**common, object_type=obj._meta.model_name, object_id=str(obj.pk), after=after)
-        for obj, after in changes
-    )
+    if connection.vendor == "postgresql":
+        rows = json.dumps([{"object_type": obj._meta.model_name, "object_id": str(obj.pk), "after": after}
+                           for obj, after in changes])
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""INSERT INTO {AuditEvent._meta.db_table} (created_at, actor_user_id, actor, action, object_type,
+                        object_id, after, reason, request_id, source_ip)
+                    SELECT %s, %s, %s, %s, v.object_type, v.object_id, v.after, '', %s, %s
+                    FROM jsonb_to_recordset(%s::jsonb) AS v(object_type text, object_id text, after jsonb)""",
+                [common["created_at"], common["actor_user_id"], common["actor"], action, common["request_id"],
+                 common["source_ip"], rows],
+            )
+    else:
+        AuditEvent.objects.bulk_create(
+            AuditEvent(**common, object_type=obj._meta.model_name, object_id=str(obj.pk), after=after)
+            for obj, after in changes
+        )
     if settings.AUDIT_SEQUENCE_ON_COMMIT:
         transaction.on_commit(audit_sequence, robust=True)
 

@@ -4,11 +4,12 @@ from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from audit.choices import AuditAction
 from audit.services import audit_record
 from audit.validators import required_reason
-from wallet import locks
+from wallet import locks, writes
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 from wallet.validators import MAX_BALANCE, validate_adjustment
@@ -25,23 +26,27 @@ def ledger_post(*, account: Account, bet_id: int | None, kind: str, amount: Deci
                                       balance_after=account.balance, reason=reason)
 
 
-def ledger_post_many(*, accounts: dict, postings: list) -> list:
+def ledger_post_many(*, accounts: dict, postings: list) -> None:
     """ledger_post for many postings at once, in their order, on locked accounts ({id: account}).
 
-    postings: [(account id, bet id, kind, amount)]. One UPDATE of the balances and one INSERT of
-    the entries, whatever their number; each entry's balance_after is the balance after it.
+    postings: [(account id, bet id, kind, amount)], all of one kind. One UPDATE of the balances and
+    one INSERT of the entries, whatever their number; each entry's balance_after is the balance
+    after it.
     """
+    if not postings:
+        return
+    kinds = {kind for _account, _bet, kind, _amount in postings}
+    if len(kinds) != 1:
+        raise ValueError("postings of one kind at a time")
     entries = []
-    for account_id, bet_id, kind, amount in postings:
+    for account_id, bet_id, _kind, amount in postings:
         account = accounts[account_id]
         account.balance += amount
         if account.balance < 0:
             raise ValidationError({"amount": "The balance would go below zero."})
-        entries.append(LedgerEntry(account=account, bet_id=bet_id, kind=kind, amount=amount,
-                                   balance_after=account.balance))
-    touched = {entry.account_id for entry in entries}
-    Account.objects.bulk_update([accounts[account_id] for account_id in sorted(touched)], ["balance"])
-    return LedgerEntry.objects.bulk_create(entries)
+        entries.append((account_id, bet_id, amount, account.balance))
+    writes.set_balances({account_id: accounts[account_id].balance for account_id, *_rest in entries})
+    writes.insert_ledger_entries(entries, kind=kinds.pop(), created_at=timezone.now())
 
 
 def account_create(*, actor, external_id: str, currency: str = "USD") -> Account:

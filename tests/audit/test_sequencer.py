@@ -9,12 +9,14 @@ from django.db import connection, connections, transaction
 
 from audit import merkle
 from audit.chain import HASHED_FIELDS, leaf_entry
+from audit.context import request_context
 from audit.models import AuditEvent, AuditLeaf, AuditSequencerState
 from audit.sequencer import sequence_pending, stored_perfect
-from audit.services import audit_record, audit_sequence
+from audit.services import audit_record, audit_record_many, audit_sequence
 from games import services as game_services
 from games.models import GameInstance
 from tests.audit.helpers import WAIT, sequence_all
+from wallet.models import Account
 
 
 def record(n: int = 0, **extra):
@@ -182,3 +184,31 @@ def test_many_writers_and_several_sequencers_at_once_give_one_gapless_log(postgr
     assert AuditEvent.objects.count() == writers * (per_writer + per_writer // 5)
     assert_log_whole()
     assert connection.vendor == "postgresql"
+
+
+def test_events_recorded_together_are_those_recorded_one_by_one(transactional_db, settings, operator):
+    """audit_record_many (one statement on PostgreSQL) writes what audit_record writes, in order, and
+    the sequencer places them like any other events."""
+    settings.AUDIT_SEQUENCE_ON_COMMIT = True
+    accounts = [Account.objects.create(external_id=f"player-{n}") for n in range(3)]
+    fields = ("actor_user_id", "actor", "action", "object_type", "object_id", "before", "after", "reason",
+              "request_id", "source_ip")
+    before_all = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    with request_context("req-1", "192.0.2.7"), transaction.atomic():
+        for account in accounts:
+            audit_record(actor=operator, action="test.event", obj=account,
+                         after={"n": account.external_id, "stake": "1.00"})
+        one_by_one = list(AuditEvent.objects.filter(id__gt=before_all).order_by("id").values(*fields))
+    with request_context("req-1", "192.0.2.7"), transaction.atomic():
+        audit_record_many(actor=operator, action="test.event",
+                          changes=[(account, {"n": account.external_id, "stake": "1.00"}) for account in accounts])
+        together = list(AuditEvent.objects.filter(id__gt=before_all).order_by("id")
+                        .values(*fields, "created_at", "xact_id"))[3:]
+    assert [{name: row[name] for name in fields} for row in together] == \
+        [{name: row[name] for name in fields} for row in one_by_one]
+    assert together[0]["object_id"] == str(accounts[0].pk) and together[0]["source_ip"] == "192.0.2.7"
+    assert len({row["created_at"] for row in together}) == 1  # one time for the set
+    if connection.vendor == "postgresql":
+        assert together[0]["xact_id"] is not None
+        sequence_all()
+    assert_log_whole()

@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 
 from games.choices import BetStatus
-from settlement.writes import _array
+from wallet.writes import array_literal as _array
 
 
 def test_numbers_and_words_become_one_array_literal():
