@@ -1,0 +1,43 @@
+"""The bets' and ledger entries' foreign keys keep their constraints but not an index of their own
+(composite indexes lead with each column), on PostgreSQL both ways of the migration."""
+
+import pytest
+from django.core.management import call_command
+
+from games.models import Bet
+from wallet.models import LedgerEntry
+
+GONE = {Bet._meta.db_table: ["account_id", "client_id", "round_id"], LedgerEntry._meta.db_table: ["account_id"]}
+
+
+def single_column_indexes(connection, table) -> set:
+    with connection.cursor() as cursor:
+        cursor.execute("""SELECT a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+                          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+                          WHERE c.relname = %s AND i.indnatts = 1""", [table])
+        return {row[0] for row in cursor.fetchall()}
+
+
+def foreign_key_columns(connection, table) -> set:
+    with connection.cursor() as cursor:
+        cursor.execute("""SELECT a.attname FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+                          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.conkey[1]
+                          WHERE c.relname = %s AND k.contype = 'f'""", [table])
+        return {row[0] for row in cursor.fetchall()}
+
+
+@pytest.mark.services
+def test_the_indexes_go_and_come_back_the_constraints_stay(postgres):
+    for table, columns in GONE.items():
+        assert not set(columns) & single_column_indexes(postgres, table), table
+        assert set(columns) <= foreign_key_columns(postgres, table), table
+    try:
+        call_command("migrate", "games", "0011", verbosity=0)
+        call_command("migrate", "wallet", "0002", verbosity=0)
+        for table, columns in GONE.items():
+            assert set(columns) <= single_column_indexes(postgres, table), table
+            assert set(columns) <= foreign_key_columns(postgres, table), table
+    finally:
+        call_command("migrate", verbosity=0)
+    for table, columns in GONE.items():
+        assert not set(columns) & single_column_indexes(postgres, table), table
