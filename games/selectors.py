@@ -15,7 +15,7 @@ from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 
-from backoffice.rows import row_loader
+from dbutils.rows import row_loader
 from games.choices import GameStatus, RoundStatus
 from games.engine import odds_report, verify_round
 from games.errors import Conflict

@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
-from backoffice.rows import row_loader
+from dbutils.rows import row_loader
 
 
 @functools.cache

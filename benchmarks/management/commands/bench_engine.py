@@ -5,8 +5,8 @@ import json
 from django.core.management.base import BaseCommand
 
 from benchmarks.engine import measure, report_lines
+from games.command_arguments import integer_option, positive
 from games.engine import validate_decks
-from games.management.commands._engine_arguments import integer_option, positive
 
 
 class Command(BaseCommand):

@@ -12,6 +12,7 @@ from decimal import Decimal
 from django.core.management.base import BaseCommand
 
 from backoffice.formatting import percent
+from games.command_arguments import integer_option, usage_error
 from games.engine import (
     DEFAULT_MULTIPLIERS,
     BetType,
@@ -24,8 +25,6 @@ from games.engine import (
     return_to_player,
     validate_decks,
 )
-
-from ._engine_arguments import integer_option, usage_error
 
 DEFAULT_DECKS = 8
 PROBABILITY_PLACES = 8

@@ -17,10 +17,9 @@ from time import monotonic
 
 from django.core.management.base import BaseCommand
 
+from games.command_arguments import integer_option, positive
 from games.engine import Dealer, Outcome, exact_odds, validate_decks
 from games.engine.stats import chi_square_test, natural_probability
-
-from ._engine_arguments import integer_option, positive
 
 DEFAULT_DECKS = 8
 DEFAULT_ROTATE_EVERY = 1000

@@ -15,6 +15,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 
+from games.command_arguments import integer_option, usage_error
 from games.engine import (
     Dealer,
     Pf1InputError,
@@ -24,8 +25,6 @@ from games.engine import (
     validate_server_seed,
     verify_round,
 )
-
-from ._engine_arguments import integer_option, usage_error
 
 INPUT_FIELDS = ("server_seed", "client_seed", "nonce", "decks")
 DEFAULT_DECKS = 8

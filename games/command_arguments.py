@@ -1,6 +1,5 @@
 """Argument parsing shared by the game-core commands (verify_round, odds, bench_engine, rng_report).
 
-Not a command itself: Django skips modules of commands/ whose name starts with an underscore.
 Errors are one line naming the field and end the command with exit status 2, as argparse does.
 """
 
