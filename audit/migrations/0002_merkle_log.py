@@ -12,6 +12,7 @@ from django.db import migrations, models
 from audit.append_only import append_only
 from audit.chain import HASHED_FIELDS, leaf_entry
 from audit.merkle import leaf_hash, new_perfect_nodes
+from dbutils.periodic_tasks import Periodic, SchedulePeriodicTasks
 
 CHUNK = 5000
 SEQUENCER_TASK = "Audit sequencer"
@@ -44,23 +45,6 @@ def sequence_existing_events(apps, schema_editor):
             size += len(batch)
             batch = []
     apps.get_model("audit", "AuditSequencerState").objects.create(pk=1, tree_size=size, horizon=0)
-
-
-def schedule(apps, schema_editor):
-    IntervalSchedule = apps.get_model("django_celery_beat", "IntervalSchedule")
-    PeriodicTask = apps.get_model("django_celery_beat", "PeriodicTask")
-    every_second, _ = IntervalSchedule.objects.get_or_create(every=1, period="seconds")
-    every_minute, _ = IntervalSchedule.objects.get_or_create(every=60, period="seconds")
-    PeriodicTask.objects.get_or_create(name=SEQUENCER_TASK, defaults={
-        "task": "audit.sequence", "interval": every_second,
-        "description": "Give committed audit events their leaves in the Merkle log."})
-    PeriodicTask.objects.get_or_create(name=HEAD_TASK, defaults={
-        "task": "audit.sign_head", "interval": every_minute,
-        "description": "Sign a tree head of the audit log when it has grown, and publish it."})
-
-
-def unschedule(apps, schema_editor):
-    apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(name__in=[SEQUENCER_TASK, HEAD_TASK]).delete()
 
 
 class Migration(migrations.Migration):
@@ -170,5 +154,9 @@ class Migration(migrations.Migration):
         append_only("audit_auditleaf"),
         append_only("audit_auditnode"),
         append_only("audit_audithead"),
-        migrations.RunPython(schedule, unschedule),
+        SchedulePeriodicTasks(
+            Periodic(SEQUENCER_TASK, "audit.sequence", 1, "Give committed audit events their leaves in the Merkle log."),
+            Periodic(HEAD_TASK, "audit.sign_head", 60,
+                     "Sign a tree head of the audit log when it has grown, and publish it."),
+        ),
     ]

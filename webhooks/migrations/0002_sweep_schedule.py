@@ -2,21 +2,7 @@
 
 from django.db import migrations
 
-SWEEP_NAME = "Webhook deliveries sweep"
-
-
-def create_schedule(apps, schema_editor):
-    IntervalSchedule = apps.get_model("django_celery_beat", "IntervalSchedule")
-    PeriodicTask = apps.get_model("django_celery_beat", "PeriodicTask")
-    every_10_seconds, _ = IntervalSchedule.objects.get_or_create(every=10, period="seconds")
-    PeriodicTask.objects.get_or_create(
-        name=SWEEP_NAME, defaults={"task": "webhooks.sweep", "interval": every_10_seconds,
-                                   "description": "Send every webhook delivery that is due (retries after their "
-                                                  "backoff, and any whose message or worker was lost)."})
-
-
-def remove_schedule(apps, schema_editor):
-    apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(name=SWEEP_NAME).delete()
+from dbutils.periodic_tasks import Periodic, SchedulePeriodicTasks
 
 
 class Migration(migrations.Migration):
@@ -25,4 +11,7 @@ class Migration(migrations.Migration):
         ("django_celery_beat", "0019_alter_periodictasks_options"),
     ]
 
-    operations = [migrations.RunPython(create_schedule, remove_schedule)]
+    operations = [SchedulePeriodicTasks(Periodic(
+        "Webhook deliveries sweep", "webhooks.sweep", 10,
+        "Send every webhook delivery that is due (retries after their backoff, and any whose message or worker "
+        "was lost)."))]
