@@ -26,6 +26,20 @@ def actor_fields(actor) -> dict:
     return {"actor_user_id": None, "actor": str(actor)}
 
 
+def audit_event_columns(*, actor, action: str, after=None, reason: str = "") -> dict:
+    """The columns of an event, but for what it is about (object_type, object_id), for a writer that
+    inserts the event in the same statement as its change (games.writes, a bet on PostgreSQL); the
+    writer then calls ``audit_written`` once the statement has run."""
+    return {**actor_fields(actor), "action": action, "created_at": timezone.now(), "after": json.dumps(after),
+            "reason": reason, **request_meta()}
+
+
+def audit_written() -> None:
+    """An event was inserted by its writer's own statement: sequence it once the transaction commits."""
+    if settings.AUDIT_SEQUENCE_ON_COMMIT:
+        transaction.on_commit(audit_sequence, robust=True)
+
+
 def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_id: str = "",
                  before=None, after=None, reason: str = "") -> AuditEvent:
     """Record an event about a model instance ``obj``, or about what object_type/object_id name.

@@ -1,15 +1,19 @@
-"""The write of a new bet: the debit, the bet and its stake entry in one statement on PostgreSQL.
+"""The write of a new bet: the debit, the bet, its stake entry and its audit event in one statement
+on PostgreSQL.
 
-It is wallet.services.ledger_post fused with the bet's insert, for the one path where the number of
-statements is the cost: the round is taken FOR SHARE and re-checked OPEN (games/locks.py says why),
-the balance is debited only if it covers the stake, and the bet and the ledger entry are inserted
-only if both held, all in one statement. Elsewhere (the embedded SQLite, whose transactions take
-the database's write lock when they begin, so what the caller read still holds) the same work is
-done by the ORM through ledger_post.
+It is wallet.services.ledger_post and audit.services.audit_record fused with the bet's insert, for
+the one path where the number of statements is the cost: the round is taken FOR SHARE and
+re-checked OPEN (games/locks.py says why), the balance is debited only if it covers the stake, and
+the bet, the ledger entry and the event are inserted only if both held, all in one statement.
+Elsewhere (the embedded SQLite, whose transactions take the database's write lock when they begin,
+so what the caller read still holds) the same work is done by the ORM through ledger_post and
+audit_record.
 """
 
 from django.db import connection
 
+from audit.models import AuditEvent
+from audit.services import audit_event_columns, audit_record, audit_written
 from games.choices import BetStatus, RoundStatus
 from games.locks import OPEN_ROUND_FOR_SHARE
 from games.models import Bet
@@ -31,6 +35,13 @@ _BET_INSERT = f"""
                %(idempotency_key)s, %(pending)s, %(placed_at)s
         FROM debit
         RETURNING id
+    ),
+    event AS (
+        INSERT INTO {AuditEvent._meta.db_table} (created_at, actor_user_id, actor, action, object_type, object_id,
+                                                 before, after, reason, request_id, source_ip)
+        SELECT %(created_at)s, %(actor_user_id)s, %(actor)s, %(action)s, %(object_type)s, bet.id::text,
+               NULL, %(after)s::jsonb, %(reason)s, %(request_id)s, %(source_ip)s
+        FROM bet
     )
     INSERT INTO {LedgerEntry._meta.db_table} (account_id, bet_id, kind, amount, balance_after, reason, created_at)
     SELECT %(account_id)s, bet.id, %(kind)s, -%(stake)s, debit.balance, '', %(placed_at)s
@@ -39,8 +50,9 @@ _BET_INSERT = f"""
 """
 
 
-def bet_insert(bet: Bet) -> bool:
-    """Write an unsaved bet (its account loaded, its round read OPEN) and debit its stake.
+def bet_insert(bet: Bet, *, actor, action: str, after: dict) -> bool:
+    """Write an unsaved bet (its account loaded, its round read OPEN), debit its stake and record its
+    audit event (``actor``, ``action``, ``after``, as audit_record would).
 
     False, with nothing written, when the round is no longer OPEN or the balance no longer covers
     the stake. A used idempotency key raises IntegrityError (the unique (client, key)).
@@ -48,9 +60,11 @@ def bet_insert(bet: Bet) -> bool:
     if connection.vendor != "postgresql":
         bet.save(force_insert=True)
         ledger_post(account=bet.account, bet_id=bet.pk, kind=LedgerKind.STAKE, amount=-bet.stake)
+        audit_record(actor=actor, action=action, obj=bet, after=after)
         return True
     with connection.cursor() as cursor:
         cursor.execute(_BET_INSERT, {
+            **audit_event_columns(actor=actor, action=action, after=after), "object_type": Bet._meta.model_name,
             "round_id": bet.round_id, "open": RoundStatus.OPEN, "account_id": bet.account_id,
             "client_id": bet.client_id, "bet_type": bet.bet_type, "stake": bet.stake,
             "multiplier": bet.multiplier, "idempotency_key": bet.idempotency_key,
@@ -59,6 +73,7 @@ def bet_insert(bet: Bet) -> bool:
         written = cursor.fetchone()
     if written is None:
         return False
+    audit_written()
     bet.pk, bet.account.balance = written
     bet._state.adding, bet._state.db = False, connection.alias  # as if loaded: saving it again updates
     return True

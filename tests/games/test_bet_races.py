@@ -15,11 +15,15 @@ from django.db import connection, connections
 from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
 
+from audit.choices import AuditAction
+from audit.context import request_context
+from audit.models import AuditEvent, AuditLeaf
 from games import services
 from games.choices import BetStatus, RoundStatus
 from games.errors import Conflict
 from games.models import Bet, Round
 from settlement.services import settlement_sweep
+from tests.audit.helpers import sequence_all
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 
@@ -173,9 +177,9 @@ def test_bulk_requests_racing_on_one_account_never_overspend(postgres, game, int
     assert_ledger_matches_balances()
 
 
-def test_a_new_bet_is_at_most_six_statements(postgres, game, integration, funded_account):
-    """BEGIN, the read, the write, the audit event's insert, COMMIT: the bet's transaction. What runs
-    after its commit (the audit sequencer, settlement's enqueueing) is not part of it."""
+def test_a_new_bet_is_four_statements(postgres, game, integration, funded_account):
+    """BEGIN, the read, the write (debit, bet, stake entry and audit event), COMMIT: the bet's
+    transaction. What runs after its commit (the audit sequencer) is not part of it."""
     funded_account("p1", "100.00")
     round_ = services.round_open(game_id=game.pk, actor=integration)
     with CaptureQueriesContext(connection) as bet:
@@ -184,8 +188,27 @@ def test_a_new_bet_is_at_most_six_statements(postgres, game, integration, funded
     captured = [query["sql"] for query in bet.captured_queries]
     assert captured[0] == "BEGIN", captured
     statements = captured[: captured.index("COMMIT") + 1]
-    assert len(statements) <= 6, statements
+    assert len(statements) == 4, statements
     own = statements
     # No lock wider than the round's shared gate and the rows the bet changes.
     assert not any("FOR UPDATE" in sql or "pg_advisory_xact_lock(" in sql for sql in own), own
     assert sum("FOR SHARE" in sql for sql in own) == 1, own
+
+
+def test_the_bet_s_own_audit_event_is_the_one_audit_record_would_write(postgres, game, integration,
+                                                                        funded_account):
+    funded_account("p1", "100.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+    with request_context("req-bet", "198.51.100.4"):
+        bet, created = services.bet_place(round_id=round_.pk, account_external_id="p1", bet_type="TIE",
+                                          stake="1.50", idempotency_key="audited", client=integration)
+    assert created
+    event = AuditEvent.objects.get(object_type="bet", object_id=str(bet.pk))
+    assert (event.actor, event.actor_user_id, event.action, event.before, event.reason) == (
+        integration.username, integration.pk, AuditAction.BET_ACCEPTED, None, "")
+    assert event.after == {"round": round_.pk, "account": "p1", "bet_type": "TIE", "stake": "1.50",
+                           "multiplier": str(bet.multiplier)}
+    assert (event.request_id, event.source_ip) == ("req-bet", "198.51.100.4")
+    assert event.xact_id is not None
+    sequence_all()
+    assert AuditLeaf.objects.filter(event=event).exists()
