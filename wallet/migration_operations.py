@@ -22,20 +22,16 @@ class AddConstraintNotValid(migrations.AddConstraint):
 class AlterForeignKeyIndex(migrations.AlterField):
     """Turn a foreign key's own single-column index off (or on), leaving its constraint alone.
 
-    Django's AlterField drops and re-adds the foreign key constraint to change db_index, and adding
-    it back checks every row of the table under a lock. On PostgreSQL only the index is dropped (or
-    created), under the name Django gave it; elsewhere (the embedded SQLite, which rebuilds the
-    table for any change) as AlterField does.
+    Django's AlterField drops and re-adds the foreign key constraint to change db_index (adding it
+    back checks every row of the table under a lock), and on SQLite rebuilds the table, which loses
+    its append-only triggers. Here only the index is dropped (or created), under the name Django
+    gave it.
     """
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor != "postgresql":
-            return super().database_forwards(app_label, schema_editor, from_state, to_state)
         self._match_index(app_label, schema_editor, to_state)
 
     def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor != "postgresql":
-            return super().database_backwards(app_label, schema_editor, from_state, to_state)
         self._match_index(app_label, schema_editor, to_state)
 
     def _match_index(self, app_label, schema_editor, state):
