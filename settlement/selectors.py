@@ -7,8 +7,8 @@ from django.conf import settings
 from django.db.models import Min
 from django.utils import timezone
 
-from games.choices import RoundStatus
-from games.models import Round
+from games.choices import BetStatus, RoundStatus
+from games.models import Bet, Round
 from settlement.models import SettlementBatch
 
 RECENT_BATCHES = 20
@@ -19,6 +19,7 @@ class SettlementQueue:
     waiting_rounds: int
     oldest_dealt_at: datetime | None
     stuck_rounds: int
+    held_bets: int
     recent_batches: list
     failed_batches: list
 
@@ -35,6 +36,7 @@ def settlement_queue() -> SettlementQueue:
         waiting_rounds=waiting.count(),
         oldest_dealt_at=waiting.aggregate(oldest=Min("dealt_at"))["oldest"],
         stuck_rounds=waiting.filter(settlement_failures__gte=settings.MAX_SETTLEMENT_FAILURES).count(),
+        held_bets=Bet.objects.filter(status=BetStatus.HELD).count(),
         recent_batches=list(SettlementBatch.objects.order_by("-id")[:RECENT_BATCHES]),
         failed_batches=list(
             SettlementBatch.objects.filter(outcome=SettlementBatch.Outcome.FAILED).order_by("-id")[:RECENT_BATCHES]
