@@ -337,8 +337,10 @@ class Bet(models.Model):
     payout = money_field("payout", null=True, blank=True, help_text="Returned, stake included.")
     placed_at = models.DateTimeField(auto_now_add=True)
     settled_at = models.DateTimeField(null=True, blank=True)
-    # Why settlement could not write this bet (kept once an operator settles it, as its history).
-    hold_reason = models.TextField(blank=True, help_text="Why its settlement failed, when it was held.")
+    # Why settlement could not write this bet (kept once an operator settles it, as its history). The
+    # database default serves the statements that insert bets directly (games.writes).
+    hold_reason = models.TextField(blank=True, default="", db_default="",
+                                   help_text="Why its settlement failed, when it was held.")
     held_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
