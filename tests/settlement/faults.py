@@ -6,7 +6,11 @@ SQLite) settlement's balance write is made to raise for that account, the same e
 place. ``remove()`` takes the fault away, as an operator would once its cause is fixed.
 """
 
+from datetime import UTC, datetime
+
+import pytest
 from django.db import IntegrityError, connection
+from django.utils import timezone
 
 from settlement import writes
 from wallet.models import Account
@@ -56,3 +60,28 @@ class AccountFault:
         else:
             self.monkeypatch.setattr(writes, "set_balances", self.original)
         self.installed = False
+
+
+# The frozen account bets on every side, so that whatever the outcome one of its bets pays (and is
+# held); its losing bets need no credit and settle as usual.
+BETS = [("alice", "PLAYER", "10.00"), ("bob", "BANKER", "10.00"), ("carol", "PLAYER", "5.00"),
+        ("carol", "BANKER", "5.00"), ("carol", "TIE", "2.00"), ("alice", "TIE", "1.00"), ("bob", "PLAYER", "3.00")]
+
+
+@pytest.fixture
+def held_round(game, integration, funded_account, monkeypatch):
+    """A dealt round of three accounts, carol's credits refused, settled by a sweep (on the clock of
+    the aggregate tests: whole milliseconds, so the settlement lag is exact on SQLite too)."""
+    from settlement import services
+    from tests.aggregates_helpers import Clock
+    from tests.settlement.test_services import open_round_with_bets
+
+    monkeypatch.setattr(timezone, "now", Clock(datetime(2026, 3, 1, 9, 0, tzinfo=UTC)).now)
+
+    accounts = {name: funded_account(name, "100.00") for name in ("alice", "bob", "carol")}
+    round_ = open_round_with_bets(game, integration, BETS)
+    fault = AccountFault(monkeypatch, accounts["carol"].pk).install()
+    result = services.settlement_sweep(worker="w")
+    round_.refresh_from_db()
+    yield {"round": round_, "accounts": accounts, "fault": fault, "result": result}
+    fault.remove()

@@ -18,17 +18,12 @@ from settlement import aggregates, services
 from settlement.models import DailyBetTotals, SettlementBatch
 from settlement.selectors import settlement_queue
 from tests.aggregates_helpers import brute_force, stored
-from tests.settlement.faults import MESSAGE, AccountFault
+from tests.settlement.faults import BETS, MESSAGE, held_round  # noqa: F401
 from tests.settlement.test_services import assert_ledger_invariant, open_round_with_bets
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 
 pytestmark = pytest.mark.django_db
-
-# The frozen account bets on every side, so that whatever the outcome one of its bets pays (and is
-# held); its losing bets need no credit and settle as usual.
-BETS = [("alice", "PLAYER", "10.00"), ("bob", "BANKER", "10.00"), ("carol", "PLAYER", "5.00"),
-        ("carol", "BANKER", "5.00"), ("carol", "TIE", "2.00"), ("alice", "TIE", "1.00"), ("bob", "PLAYER", "3.00")]
 
 
 def assert_aggregates_match_the_raw_rows():
@@ -42,23 +37,11 @@ def assert_aggregates_match_the_raw_rows():
         assert abs(row[6] - expected_bets[key][6]) <= row[0], key  # SQLite: floating point, per bet
 
 
-@pytest.fixture
-def held_round(game, integration, funded_account, monkeypatch):
-    """A dealt round of three accounts, carol's credits refused, settled by a sweep."""
-    accounts = {name: funded_account(name, "100.00") for name in ("alice", "bob", "carol")}
-    round_ = open_round_with_bets(game, integration, BETS)
-    fault = AccountFault(monkeypatch, accounts["carol"].pk).install()
-    result = services.settlement_sweep(worker="w")
-    round_.refresh_from_db()
-    yield {"round": round_, "accounts": accounts, "fault": fault, "result": result}
-    fault.remove()
-
-
 def expected_return(bet: Bet, outcome: str) -> Decimal:
     return bet_return(bet.bet_type, bet.stake, outcome, bet.multiplier)
 
 
-def test_the_failing_bets_are_held_and_every_other_bet_is_paid(held_round):
+def test_the_failing_bets_are_held_and_every_other_bet_is_paid(held_round):  # noqa: F811
     round_, carol = held_round["round"], held_round["accounts"]["carol"]
     assert held_round["result"].settled_rounds == 1 and held_round["result"].failed_batches == 0
     assert round_.status == RoundStatus.SETTLED and round_.settlement_failures == 0
@@ -92,7 +75,7 @@ def test_the_failing_bets_are_held_and_every_other_bet_is_paid(held_round):
     assert services.settlement_sweep(worker="w").settled_rounds == 0  # nothing left to settle
 
 
-def test_an_operator_settles_a_held_bet_once_after_the_fault_is_gone(held_round, operator):
+def test_an_operator_settles_a_held_bet_once_after_the_fault_is_gone(held_round, operator):  # noqa: F811
     round_ = held_round["round"]
     held = list(Bet.objects.filter(status=BetStatus.HELD).order_by("pk"))
     # While the fault remains, the bet stays held, with the new attempt's reason.
@@ -124,7 +107,7 @@ def test_an_operator_settles_a_held_bet_once_after_the_fault_is_gone(held_round,
     assert checks.held_bets() == [] and settlement_queue().held_bets == 0
 
 
-def test_a_settled_bet_keeps_its_hold_reason_as_history(held_round, operator):
+def test_a_settled_bet_keeps_its_hold_reason_as_history(held_round, operator):  # noqa: F811
     bet = Bet.objects.filter(status=BetStatus.HELD).first()
     held_round["fault"].remove()
     settled = services.held_bet_settle(bet_id=bet.pk, actor=operator, reason="fault fixed")
