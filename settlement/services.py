@@ -22,7 +22,7 @@ from games.errors import Conflict
 from games.models import Bet, Round
 from settlement import aggregates, writes
 from settlement.models import SettlementBatch
-from settlement.signals import rounds_settled, sweep_requested
+from settlement.signals import held_bet_settled, rounds_settled, sweep_requested
 
 logger = logging.getLogger(__name__)
 
@@ -307,6 +307,7 @@ def _held_bet_try(*, bet_id: int, actor, reason: str):
                  before={"status": BetStatus.HELD, "hold_reason": bet.hold_reason},
                  after={"status": bet.status, "payout": str(bet.payout), "round": round_id,
                         "outcome": round_.outcome})
+    held_bet_settled.send(sender=Bet, bet=bet)
     return bet
 
 
