@@ -17,7 +17,9 @@ A day is the UTC date of the round's settlement. Every update is a handful of se
 (INSERT … SELECT … ON CONFLICT DO UPDATE with increments, on PostgreSQL and SQLite ≥ 3.24) run by
 ``record_settled_rounds`` inside the settlement batch's own transaction, so a batch's aggregates
 commit or roll back with its payouts: exactly once. Rows are upserted in key order, so two batches
-never wait for each other's aggregate rows in opposite orders.
+never wait for each other's aggregate rows in opposite orders. A HELD bet (its writes failed while
+its round settled) counts nowhere until an operator settles it: ``record_resolved_bets`` adds it
+then, to its round's day, in that settlement's transaction.
 
 The exact return to player of a bet is linear in its multiplier m: RTP = P(win) · m + P(push),
 with P from the exact odds of the shoe. The two coefficients of every (decks, bet type) travel
