@@ -11,9 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 
-from backoffice.admin.html import changelist_url
-from games.choices import BetStatus
-from games.models import Bet, GameInstance
+from games.models import GameInstance
 from settlement import reports
 
 PERMISSION = "settlement.view_dashboard"
@@ -71,7 +69,6 @@ def dashboard_view(request, site):
         "chart_data": board.series if board else {},
         "currencies": currencies,
         "queue_url": reverse("admin:settlement_settlementbatch_changelist", current_app=site.name),
-        "held_bets_url": changelist_url(Bet, status__exact=BetStatus.HELD),
         "top_panels": site.dashboard_panels(request),
     }
     return TemplateResponse(request, "admin/settlement/dashboard.html", context)

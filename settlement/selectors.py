@@ -19,9 +19,9 @@ class SettlementQueue:
     waiting_rounds: int
     oldest_dealt_at: datetime | None
     stuck_rounds: int
-    held_bets: int
     recent_batches: list
     failed_batches: list
+    held_bets: int | None = None  # None when not counted (the dashboard reads no bets)
 
     @property
     def oldest_age_seconds(self) -> float | None:
@@ -30,17 +30,17 @@ class SettlementQueue:
         return (timezone.now() - self.oldest_dealt_at).total_seconds()
 
 
-def settlement_queue() -> SettlementQueue:
+def settlement_queue(*, count_held: bool = True) -> SettlementQueue:
     waiting = Round.objects.filter(status=RoundStatus.DEALT)
     return SettlementQueue(
         waiting_rounds=waiting.count(),
         oldest_dealt_at=waiting.aggregate(oldest=Min("dealt_at"))["oldest"],
         stuck_rounds=waiting.filter(settlement_failures__gte=settings.MAX_SETTLEMENT_FAILURES).count(),
-        held_bets=Bet.objects.filter(status=BetStatus.HELD).count(),
         recent_batches=list(SettlementBatch.objects.order_by("-id")[:RECENT_BATCHES]),
         failed_batches=list(
             SettlementBatch.objects.filter(outcome=SettlementBatch.Outcome.FAILED).order_by("-id")[:RECENT_BATCHES]
         ),
+        held_bets=Bet.objects.filter(status=BetStatus.HELD).count() if count_held else None,
     )
 
 
