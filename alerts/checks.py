@@ -66,6 +66,19 @@ def rounds_for_operators() -> list:
                     {"round_ids": stuck}, recurring=True)]
 
 
+def held_bets() -> list:
+    """Bets whose settlement failed while their round settled: unpaid until an operator settles them."""
+    held = list(Bet.objects.filter(status=BetStatus.HELD).order_by("pk").values_list("pk", flat=True)[:101])
+    if not held:
+        return []
+    count = Bet.objects.filter(status=BetStatus.HELD).count() if len(held) > 100 else len(held)
+    shown = held[:10]
+    return [Finding(AlertKind.HELD_BETS, "settlement", AlertSeverity.CRITICAL,
+                    f"{count} bet(s) held: their settlement failed and they wait for an operator (bets "
+                    f"{', '.join(map(str, shown))}{'…' if count > len(shown) else ''}; see each bet's reason).",
+                    {"held_bets": count, "bet_ids": held[:100]}, recurring=True)]
+
+
 def audit_chain() -> list:
     """The whole audit log verifies: every leaf, the root, each stored head's signature, and the hash
     chain of the events written before the Merkle log."""
@@ -196,6 +209,7 @@ def large_payouts() -> list:
 CHECKS = {
     "settlement_lag": settlement_lag,
     "rounds_for_operators": rounds_for_operators,
+    "held_bets": held_bets,
     "outcome_tests": outcome_tests,
     "rtp_bands": rtp_bands,
     "large_payouts": large_payouts,

@@ -4,6 +4,7 @@ from django.db import models
 class AlertKind(models.TextChoices):
     SETTLEMENT_LAG = "settlement_lag", "Settlement lag"
     ROUNDS_FOR_OPERATORS = "rounds_for_operators", "Rounds left for operators"
+    HELD_BETS = "held_bets", "Bets held for operators"
     AUDIT_CHAIN = "audit_chain", "Audit log verification failed"
     AUDIT_PENDING = "audit_pending", "Audit events waiting for the sequencer"
     OUTCOME_TEST = "outcome_test", "A day's outcomes off the published odds"

@@ -18,6 +18,8 @@ class AuditAction(models.TextChoices):
     BET_ACCEPTED = "bet.accepted", "Bet accepted"
     BET_REFUNDED = "bet.refunded", "Bet refunded"
     ROUNDS_SETTLED = "rounds.settled", "Rounds settled"
+    BETS_HELD = "settlement.bets_held", "Bets held (their settlement failed)"
+    HELD_BET_SETTLED = "settlement.held_bet_settled", "Held bet settled by an operator"
     SWEEP_REQUESTED = "settlement.sweep_requested", "Settlement sweep requested"
     ACCOUNT_CREATED = "account.created", "Account created"
     ACCOUNT_ADJUSTED = "account.adjusted", "Account adjusted"

@@ -7,11 +7,13 @@ from approvals.api.urls import urlpatterns as approvals_api
 from audit.api.urls import urlpatterns as audit_api
 from games import views as public_views
 from games.api.urls import urlpatterns as games_api
+from settlement.api.urls import bet_urlpatterns as settlement_bets_api
 from wallet.api.urls import urlpatterns as wallet_api
 from webhooks.api.urls import urlpatterns as webhooks_api
 
 # /api/v1/: one namespace ("api") over the apps' routes.
-api_v1 = ([*games_api, *wallet_api, *audit_api, *approvals_api, *alerts_api, *webhooks_api], "api")
+api_v1 = ([*games_api, *settlement_bets_api, *wallet_api, *audit_api, *approvals_api, *alerts_api, *webhooks_api],
+          "api")
 
 urlpatterns = [
     path("", public_views.fairness, name="fairness"),

@@ -34,7 +34,7 @@ DASHBOARD = ["settlement.view_dashboard"]
 ROLE_PERMISSIONS = {
     Role.OPERATOR: READ_ALL + DASHBOARD + [
         "games.add_gameinstance", "games.change_gameinstance", "games.rotate_seeds",
-        "games.void_round", "games.verify_round",
+        "games.void_round", "games.verify_round", "games.settle_held_bet",
         "wallet.add_account", "wallet.adjust_account", "settlement.request_sweep",
         "approvals.approve_approval", "alerts.handle_alert", "webhooks.change_delivery",
         "django_celery_beat.view_periodictask", "django_celery_beat.change_periodictask",

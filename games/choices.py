@@ -36,6 +36,8 @@ class BetStatus(models.TextChoices):
     LOST = "LOST", "Lost"
     PUSH = "PUSH", "Push (stake returned)"
     REFUNDED = "REFUNDED", "Refunded (round voided)"
+    # Its round settled but this bet's writes failed: left unpaid, with a reason, for an operator.
+    HELD = "HELD", "Held (for operators)"
 
 
 # A settled bet's status, by the engine's settlement kind.

@@ -316,6 +316,9 @@ class Round(models.Model):
         return f"Round {self.pk} ({self.game.slug}, nonce {self.nonce})"
 
 
+UNPAID_BET_STATUSES = (BetStatus.PENDING, BetStatus.HELD)
+
+
 class Bet(models.Model):
     # No index of their own on the three foreign keys: the indexes below lead with each of them, and
     # every index is one more write on every bet (and a single-column one lures the planner into
@@ -337,10 +340,15 @@ class Bet(models.Model):
     payout = money_field("payout", null=True, blank=True, help_text="Returned, stake included.")
     placed_at = models.DateTimeField(auto_now_add=True)
     settled_at = models.DateTimeField(null=True, blank=True)
+    # Why settlement could not write this bet (kept once an operator settles it, as its history). The
+    # database default serves the statements that insert bets directly (games.writes).
+    hold_reason = models.TextField(blank=True, default="", db_default="",
+                                   help_text="Why its settlement failed, when it was held.")
+    held_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
-        permissions = [("place_bet", "Can place bets")]
+        permissions = [("place_bet", "Can place bets"), ("settle_held_bet", "Can settle held bets")]
         constraints = [
             models.UniqueConstraint(fields=["client", "idempotency_key"], name="bet_idempotency_key_unique"),
             models.CheckConstraint(condition=Q(bet_type__in=BetType.values), name="bet_type_valid"),
@@ -349,11 +357,17 @@ class Bet(models.Model):
             models.CheckConstraint(condition=Q(status__in=BetStatus.values), name="bet_status_valid"),
             models.CheckConstraint(condition=Q(stake__gt=0), name="bet_stake_positive"),
             models.CheckConstraint(condition=multiplier_in_range("multiplier"), name="bet_multiplier_range"),
-            # A pending bet has no payout yet; a settled or refunded one has one, never negative.
+            # A pending or held bet has no payout yet; a settled or refunded one has one, never negative.
             models.CheckConstraint(
-                condition=Q(status=BetStatus.PENDING, payout__isnull=True)
-                | Q(~Q(status=BetStatus.PENDING), payout__isnull=False, payout__gte=0, settled_at__isnull=False),
+                condition=Q(status__in=UNPAID_BET_STATUSES, payout__isnull=True)
+                | Q(~Q(status__in=UNPAID_BET_STATUSES), payout__isnull=False, payout__gte=0,
+                    settled_at__isnull=False),
                 name="bet_payout_matches_status",
+            ),
+            # A held bet says why, and since when.
+            models.CheckConstraint(
+                condition=~Q(status=BetStatus.HELD) | Q(~Q(hold_reason=""), held_at__isnull=False),
+                name="bet_held_has_reason",
             ),
             models.CheckConstraint(
                 condition=~Q(status=BetStatus.LOST) | Q(payout=0), name="bet_lost_pays_nothing"

@@ -17,7 +17,9 @@ A day is the UTC date of the round's settlement. Every update is a handful of se
 (INSERT … SELECT … ON CONFLICT DO UPDATE with increments, on PostgreSQL and SQLite ≥ 3.24) run by
 ``record_settled_rounds`` inside the settlement batch's own transaction, so a batch's aggregates
 commit or roll back with its payouts: exactly once. Rows are upserted in key order, so two batches
-never wait for each other's aggregate rows in opposite orders.
+never wait for each other's aggregate rows in opposite orders. A HELD bet (its writes failed while
+its round settled) counts nowhere until an operator settles it: ``record_resolved_bets`` adds it
+then, to its round's day, in that settlement's transaction.
 
 The exact return to player of a bet is linear in its multiplier m: RTP = P(win) · m + P(push),
 with P from the exact odds of the shoe. The two coefficients of every (decks, bet type) travel
@@ -137,22 +139,35 @@ def _coefficients_cte() -> tuple[str, list]:
     return f"rtp_coefficients(decks, bet_type, win, push) AS (VALUES {', '.join(rows)})", params
 
 
+def _ids_in(column: str, ids) -> tuple[str, list]:
+    ids = sorted({int(value) for value in ids})
+    if _postgres():
+        return f"{column} = ANY(%s)", [ids]
+    return f"{column} IN ({', '.join(['%s'] * len(ids))})", ids
+
+
 def _round_filter(round_ids) -> tuple[str, list]:
     """SQL (on the round alias r) for settled rounds, all of them or those of ``round_ids``."""
     status = f"r.{_column(Round, 'status')} = %s"
     if round_ids is None:
         return status, [RoundStatus.SETTLED]
-    round_ids = sorted({int(round_id) for round_id in round_ids})
-    if _postgres():
-        return f"r.{_column(Round, 'id')} = ANY(%s) AND {status}", [round_ids, RoundStatus.SETTLED]
-    placeholders = ", ".join(["%s"] * len(round_ids))
-    return f"r.{_column(Round, 'id')} IN ({placeholders}) AND {status}", [*round_ids, RoundStatus.SETTLED]
+    ids, params = _ids_in(f"r.{_column(Round, 'id')}", round_ids)
+    return f"{ids} AND {status}", [*params, RoundStatus.SETTLED]
 
 
-def _bet_totals_select(round_ids) -> tuple[str, list, str, list]:
+def _bet_filter(round_ids, bet_ids) -> tuple[str, list]:
+    """SQL (on the aliases r and b) for the settled rounds, narrowed to ``bet_ids`` when given."""
+    where, params = _round_filter(round_ids)
+    if bet_ids is None:
+        return where, params
+    ids, id_params = _ids_in(f"b.{_column(Bet, 'id')}", bet_ids)
+    return f"{where} AND {ids}", [*params, *id_params]
+
+
+def _bet_totals_select(round_ids, bet_ids=None) -> tuple[str, list, str, list]:
     """(WITH …, SELECT …) computing DailyBetTotals rows from the raw bets, in key order."""
     cte, cte_params = _coefficients_cte()
-    where, where_params = _round_filter(round_ids)
+    where, where_params = _bet_filter(round_ids, bet_ids)
     b = lambda name: f"b.{_column(Bet, name)}"  # noqa: E731
     r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
     statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
@@ -186,8 +201,8 @@ def _round_totals_select(round_ids) -> tuple[str, list]:
     return select, [Outcome.PLAYER, Outcome.BANKER, Outcome.TIE, *where_params]
 
 
-def _active_accounts_select(round_ids) -> tuple[str, list]:
-    where, where_params = _round_filter(round_ids)
+def _active_accounts_select(round_ids, bet_ids=None) -> tuple[str, list]:
+    where, where_params = _bet_filter(round_ids, bet_ids)
     statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
     settled_at = f"r.{_column(Round, 'settled_at')}"
     # Each day is a distinct power of two, so the sum of the distinct bits is their OR (SQLite has
@@ -234,19 +249,20 @@ ACTIVE_ACCOUNTS = AggregateTable(ActiveAccountMonth, key=("month", "game", "acco
 TABLES = (BET_TOTALS, ROUND_TOTALS, ACTIVE_ACCOUNTS)
 
 
-def _computed(table: AggregateTable, round_ids) -> tuple[str, list, str, list]:
-    """(WITH prefix or "", its params, SELECT of the table's rows from the raw data, its params)."""
+def _computed(table: AggregateTable, round_ids, bet_ids=None) -> tuple[str, list, str, list]:
+    """(WITH prefix or "", its params, SELECT of the table's rows from the raw data, its params);
+    with ``bet_ids``, of those bets only (the bet tables)."""
     if table is BET_TOTALS:
-        return _bet_totals_select(round_ids)
+        return _bet_totals_select(round_ids, bet_ids)
     if table is ROUND_TOTALS:
         select, params = _round_totals_select(round_ids)
     else:
-        select, params = _active_accounts_select(round_ids)
+        select, params = _active_accounts_select(round_ids, bet_ids)
     return "", [], select, params
 
 
-def _upsert_sql(table: AggregateTable, round_ids) -> tuple[str, list]:
-    with_sql, with_params, select, select_params = _computed(table, round_ids)
+def _upsert_sql(table: AggregateTable, round_ids, bet_ids=None) -> tuple[str, list]:
+    with_sql, with_params, select, select_params = _computed(table, round_ids, bet_ids)
     params = with_params + select_params
     name = _table(table.model)
     key = ", ".join(_column(table.model, k) for k in table.key)
@@ -281,6 +297,22 @@ def record_settled_rounds(round_ids) -> None:
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         for table in TABLES:
             cursor.execute(*_upsert_sql(table, round_ids))
+
+
+def record_resolved_bets(bet_ids) -> None:
+    """Add these bets, held when their round settled and settled since, to the daily aggregates.
+
+    A held bet counts nowhere until an operator settles it; then it is added exactly as it would
+    have been with its round (on its round's settlement day, the key of every aggregate), so the
+    totals stay what a rebuild from the raw rows gives. Its round was counted already. Call it in
+    the transaction that settles them; bets not WON / LOST / PUSH are ignored.
+    """
+    bet_ids = list(bet_ids)
+    if not bet_ids:
+        return
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        for table in (BET_TOTALS, ACTIVE_ACCOUNTS):
+            cursor.execute(*_upsert_sql(table, None, bet_ids))
 
 
 # --- Rebuild and check ----------------------------------------------------------------------------

@@ -337,7 +337,7 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
         start=start, end=end, currency=currency, game=game, games=games,
         per_game=list(per_game.values()), overall=overall, bet_types=bet_types, outcomes=outcomes,
         outcome_test=outcome_test, natural_test=natural_test, decks=sorted(rounds_by_decks),
-        lag_avg_ms=lag_sum / rounds if rounds else None, lag_max_ms=lag_max, queue=settlement_queue(),
+        lag_avg_ms=lag_sum / rounds if rounds else None, lag_max_ms=lag_max, queue=settlement_queue(count_held=False),
         changes=changes, series=_series(start, end, in_period, changes, expected, observed, rounds),
     )
 

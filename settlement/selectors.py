@@ -7,8 +7,8 @@ from django.conf import settings
 from django.db.models import Min
 from django.utils import timezone
 
-from games.choices import RoundStatus
-from games.models import Round
+from games.choices import BetStatus, RoundStatus
+from games.models import Bet, Round
 from settlement.models import SettlementBatch
 
 RECENT_BATCHES = 20
@@ -21,6 +21,7 @@ class SettlementQueue:
     stuck_rounds: int
     recent_batches: list
     failed_batches: list
+    held_bets: int | None = None  # None when not counted (the dashboard reads no bets)
 
     @property
     def oldest_age_seconds(self) -> float | None:
@@ -29,7 +30,7 @@ class SettlementQueue:
         return (timezone.now() - self.oldest_dealt_at).total_seconds()
 
 
-def settlement_queue() -> SettlementQueue:
+def settlement_queue(*, count_held: bool = True) -> SettlementQueue:
     waiting = Round.objects.filter(status=RoundStatus.DEALT)
     return SettlementQueue(
         waiting_rounds=waiting.count(),
@@ -39,6 +40,7 @@ def settlement_queue() -> SettlementQueue:
         failed_batches=list(
             SettlementBatch.objects.filter(outcome=SettlementBatch.Outcome.FAILED).order_by("-id")[:RECENT_BATCHES]
         ),
+        held_bets=Bet.objects.filter(status=BetStatus.HELD).count() if count_held else None,
     )
 
 

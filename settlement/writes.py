@@ -19,8 +19,9 @@ class SettlementWriteError(RuntimeError):
     """A write touched fewer rows than the batch holds: someone else changed them. Roll back."""
 
 
-def settle_bets(settled: list, *, settled_at) -> None:
-    """settled: [(bet id, status, payout)]; only bets still PENDING are written."""
+def settle_bets(settled: list, *, settled_at, from_status: str = BetStatus.PENDING) -> None:
+    """settled: [(bet id, status, payout)]; only bets still ``from_status`` (PENDING, or HELD for an
+    operator's settlement of a held bet) are written."""
     if not settled:
         return
     ids, statuses, payouts = (list(column) for column in zip(*settled, strict=True))
@@ -35,18 +36,18 @@ def settle_bets(settled: list, *, settled_at) -> None:
                     SET status = v.status, payout = v.payout, settled_at = %s
                     FROM unnest(%s::bigint[], %s::varchar[], %s::numeric[]) AS v(id, status, payout)
                     WHERE b.id = ANY(%s::bigint[]) AND b.id = v.id AND b.status = %s""",
-                [settled_at, id_array, array_literal(statuses), array_literal(payouts), id_array, BetStatus.PENDING],
+                [settled_at, id_array, array_literal(statuses), array_literal(payouts), id_array, from_status],
             )
             written = cursor.rowcount
     else:
-        pending = Bet.objects.filter(pk__in=ids, status=BetStatus.PENDING).only("pk")
+        pending = Bet.objects.filter(pk__in=ids, status=from_status).only("pk")
         bets = {bet.pk: bet for bet in pending}
         for bet_id, status, payout in settled:
             if bet_id in bets:
                 bets[bet_id].status, bets[bet_id].payout, bets[bet_id].settled_at = status, payout, settled_at
         written = Bet.objects.bulk_update(bets.values(), ["status", "payout", "settled_at"], batch_size=BULK_BATCH)
     if written != len(settled):
-        raise SettlementWriteError(f"{len(settled)} bets to settle, {written} still pending")
+        raise SettlementWriteError(f"{len(settled)} bets to settle, {written} still {from_status.lower()}")
 
 
 def post_payouts(payouts: list, *, created_at) -> None:

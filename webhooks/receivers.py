@@ -1,9 +1,10 @@
 """The events that webhooks report, written to the outbox inside the transaction of each change."""
 
 from alerts.signals import alert_opened
+from games.choices import BetStatus
 from games.models import Bet, Round
 from games.signals import round_voided, seeds_revealed
-from settlement.signals import rounds_settled
+from settlement.signals import held_bet_settled, rounds_settled
 from webhooks.choices import EventType
 from webhooks.services import events_record, subscribers
 from webhooks.signals import deliveries_ready
@@ -28,8 +29,15 @@ def on_rounds_settled(sender, round_ids, **kwargs):
         rounds = Round.objects.filter(pk__in=round_ids).select_related("game", "seed_pair").order_by("pk")
         events_record(EventType.ROUND_SETTLED, [round_data(round_) for round_ in rounds])
     if subscribers(EventType.BET_SETTLED):
-        bets = Bet.objects.filter(round_id__in=round_ids).select_related("account").order_by("pk")
+        # A held bet is not settled yet: its event is written when an operator settles it.
+        bets = (Bet.objects.filter(round_id__in=round_ids).exclude(status=BetStatus.HELD)
+                .select_related("account").order_by("pk"))
         events_record(EventType.BET_SETTLED, [bet_data(bet) for bet in bets])
+
+
+def on_held_bet_settled(sender, bet, **kwargs):
+    if subscribers(EventType.BET_SETTLED):
+        events_record(EventType.BET_SETTLED, [bet_data(bet)])
 
 
 def on_round_voided(sender, round_, **kwargs):
@@ -57,6 +65,7 @@ def on_deliveries_ready(sender, delivery_ids, **kwargs):
 
 def connect() -> None:
     rounds_settled.connect(on_rounds_settled, dispatch_uid="webhooks.rounds_settled")
+    held_bet_settled.connect(on_held_bet_settled, dispatch_uid="webhooks.held_bet_settled")
     round_voided.connect(on_round_voided, dispatch_uid="webhooks.round_voided")
     seeds_revealed.connect(on_seeds_revealed, dispatch_uid="webhooks.seeds_revealed")
     alert_opened.connect(on_alert_opened, dispatch_uid="webhooks.alert_opened")

@@ -48,7 +48,8 @@ class BetsWithLedgerFormSet(BaseInlineFormSet):
 class BetInline(admin.TabularInline):
     model = Bet
     formset = BetsWithLedgerFormSet
-    fields = ("bet_link", "account", "bet_type", "stake", "multiplier", "status", "payout", "ledger", "placed_at")
+    fields = ("bet_link", "account", "bet_type", "stake", "multiplier", "status", "payout", "ledger", "placed_at",
+              "hold_reason")
     readonly_fields = fields
     extra = 0
     max_num = 0
@@ -89,7 +90,7 @@ class BetAdmin(ReadOnlyAdmin):
     csv_export = BETS_EXPORT
     change_list_template = "admin/backoffice/change_list.html"
     fields = ("id", "round_link", "game", "account", "client", "bet_type", "stake", "multiplier",
-              "idempotency_key", "status", "payout", "placed_at", "settled_at", "ledger")
+              "idempotency_key", "status", "payout", "placed_at", "settled_at", "hold_reason", "held_at", "ledger")
     readonly_fields = fields
 
     def get_queryset(self, request):

@@ -236,7 +236,7 @@ class BetSerializer(serializers.ModelSerializer):
     class Meta:
         model = Bet
         fields = ["id", "round", "game", "account", "bet_type", "stake", "multiplier", "status", "payout",
-                  "idempotency_key", "client", "placed_at", "settled_at"]
+                  "idempotency_key", "client", "placed_at", "settled_at", "hold_reason", "held_at"]
         read_only_fields = fields
 
 

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from backoffice.api.serializers import StrictInputMixin, reason_field
 from settlement.models import SettlementBatch
 
 
@@ -19,3 +20,9 @@ class SettlementQueueSerializer(serializers.Serializer):
     oldest_dealt_at = serializers.DateTimeField(allow_null=True)
     oldest_age_seconds = serializers.FloatField(allow_null=True)
     stuck_rounds = serializers.IntegerField()
+    held_bets = serializers.IntegerField(help_text="Bets whose settlement failed in a settled round: HELD for an "
+                                         "operator (POST /api/v1/bets/{id}/settle-held/).")
+
+
+class HeldBetSettleSerializer(StrictInputMixin, serializers.Serializer):
+    reason = reason_field()

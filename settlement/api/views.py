@@ -4,7 +4,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from backoffice.api.views import ERRORS, READ_ERRORS, ApiView, validated
+from backoffice.api.views import CONFLICT, ERRORS, NOT_FOUND, READ_ERRORS, ApiView, get_or_404, validated
+from games import selectors as game_selectors
+from games.api.serializers import BetSerializer
 from settlement import selectors, services
 from settlement.api import serializers as s
 
@@ -38,3 +40,19 @@ class SettlementSweepView(ApiView):
         services.sweep_request(actor=request.user)
         return Response(s.SettlementQueueSerializer(selectors.settlement_queue()).data,
                         status=status.HTTP_202_ACCEPTED)
+
+
+class HeldBetSettleView(ApiView):
+    required_permissions = {"POST": "games.settle_held_bet"}
+
+    @extend_schema(tags=["bets"], summary="Settle a held bet at its round's outcome (an operator's way out)",
+                   description="A bet is HELD when its round settled but its own writes failed (its reason is in "
+                   "hold_reason). This settles it at its round's outcome with its own multiplier and pays it "
+                   "once. 409 when it is not held, or when its writes fail again (it stays held, the answer "
+                   "names the reason).",
+                   request=s.HeldBetSettleSerializer, responses={200: BetSerializer, **ERRORS, **NOT_FOUND, **CONFLICT})
+    def post(self, request, bet_id):
+        bet = get_or_404(game_selectors.bet_get, bet_id=bet_id)
+        data = validated(s.HeldBetSettleSerializer, request.data)
+        services.held_bet_settle(bet_id=bet.pk, actor=request.user, reason=data["reason"])
+        return Response(BetSerializer(game_selectors.bet_get(bet_id=bet.pk)).data)

@@ -7,6 +7,7 @@ from django.contrib.staticfiles import finders
 from django.core.management import call_command
 
 from games.api import urls as api_urls
+from settlement.api.urls import bet_urlpatterns
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +19,7 @@ def test_the_schema_is_openapi_3_and_covers_every_endpoint(api_as):
     assert schema["openapi"].startswith("3.")
     assert set(schema["components"]["securitySchemes"]) >= {"tokenAuth", "cookieAuth"}
     documented = {(path, method.upper()) for path, operations in schema["paths"].items() for method in operations}
-    for pattern in api_urls.urlpatterns:
+    for pattern in [*api_urls.urlpatterns, *bet_urlpatterns]:
         path = "/api/v1/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", str(pattern.pattern))
         for method in pattern.callback.view_class.required_permissions:
             assert (path, method) in documented, (path, method)

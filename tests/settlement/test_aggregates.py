@@ -207,3 +207,33 @@ def test_active_accounts_over_any_period_across_months(world, clock, settle):  #
     assert reports.active_accounts([], days[0], days[-1]) == ({}, 0)
     assert reports.month_masks(date(2026, 1, 30), date(2026, 3, 2)) == [
         (date(2026, 1, 1), (1 << 29) | (1 << 30)), (date(2026, 2, 1), (1 << 28) - 1), (date(2026, 3, 1), 0b11)]
+
+
+def test_held_bets_count_only_once_settled_on_their_rounds_day(world, clock, settle, monkeypatch,  # noqa: F811
+                                                                 capsys):
+    from games.choices import BetStatus
+    from settlement import services
+    from tests.settlement.faults import AccountFault
+
+    play(world, clock, settle, 10, days=2, rounds_per_day=6)
+    frozen = world["accounts"][1]
+    round_ = game_services.round_open(game_id=world["games"][0].pk, actor=world["integration"])
+    for number, bet_type in enumerate(["PLAYER", "BANKER", "TIE"]):
+        for account in (frozen, world["accounts"][2]):
+            game_services.bet_place(round_id=round_.pk, account_external_id=account.external_id, bet_type=bet_type,
+                                    stake="4.00", idempotency_key=f"held-{account.pk}-{number}",
+                                    client=world["integration"])
+    game_services.round_deal(round_id=round_.pk, actor=world["integration"])
+    fault = AccountFault(monkeypatch, frozen.pk).install()
+    services.settlement_sweep(worker="w")
+    held = list(Bet.objects.filter(status=BetStatus.HELD).order_by("pk"))
+    assert held
+    assert_matches_brute_force()  # the held bets count nowhere
+    call_command("rebuild_aggregates", "--check")
+    fault.remove()
+    clock.advance(days=2)  # settled by an operator two days later
+    for bet in held:
+        services.held_bet_settle(bet_id=bet.pk, actor=world["operator"], reason="unfrozen")
+    assert_matches_brute_force()  # counted now, on their round's settlement day
+    call_command("rebuild_aggregates", "--check")
+    assert "differ" not in capsys.readouterr().out

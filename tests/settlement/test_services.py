@@ -3,7 +3,6 @@
 from decimal import Decimal
 
 import pytest
-from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.db.models import Sum
 from hypothesis import HealthCheck, given, settings
@@ -166,7 +165,7 @@ class TestQueue:
         assert len(settlement_queue().recent_batches) == 1
         assert AuditEvent.objects.filter(action="settlement.sweep_requested", actor=operator.username).exists()
 
-    def test_a_failing_round_is_isolated_and_shown_as_failed(self, game, integration, funded_account):
+    def test_a_failing_round_is_isolated_and_its_failing_bets_held(self, game, integration, funded_account):
         from settlement.selectors import settlement_queue
 
         funded_account("a", "100.00")
@@ -179,14 +178,21 @@ class TestQueue:
             LedgerEntry.objects.create(account=bet.account, bet_id=bet.pk, kind=LedgerKind.PAYOUT,
                                        amount=Decimal("1.00"), balance_after=Decimal("98.00"))
         result = services.settlement_sweep(worker="w")
-        assert result.settled_rounds == 2
+        # The batch of three failed; each round alone: the good ones settle, the poison one fails
+        # alone and is settled bet by bet: its paying bets are held, the losing one settles.
+        assert result.settled_rounds == 3 and result.failed_batches == 1
         assert set(Round.objects.filter(pk__in=[r.pk for r in good]).values_list("status", flat=True)) == {"SETTLED"}
         poison.refresh_from_db()
-        assert poison.status == RoundStatus.DEALT
-        assert poison.settlement_failures == django_settings.MAX_SETTLEMENT_FAILURES
+        assert poison.status == RoundStatus.SETTLED
+        paying = {bet.pk for bet in Bet.objects.filter(round=poison)
+                  if bet_return(bet.bet_type, bet.stake, poison.outcome, bet.multiplier)}
+        held = Bet.objects.filter(round=poison, status=BetStatus.HELD)
+        assert paying and set(held.values_list("pk", flat=True)) == paying
+        assert all("IntegrityError" in bet.hold_reason for bet in held)
+        assert set(Bet.objects.filter(round=poison).exclude(pk__in=paying).values_list("status", flat=True)) <= {
+            BetStatus.LOST}
         queue = settlement_queue()
-        assert queue.stuck_rounds == 1
+        assert queue.stuck_rounds == 0 and queue.held_bets == len(paying)
         assert queue.failed_batches and "IntegrityError" in queue.failed_batches[0].error
-        assert set(Bet.objects.filter(round=poison).values_list("status", flat=True)) == {BetStatus.PENDING}
         assert Account.objects.get(external_id="p").balance == Decimal("97.00")  # no payout applied
-        assert services.settlement_sweep(worker="w").settled_rounds == 0  # left for an operator
+        assert services.settlement_sweep(worker="w").settled_rounds == 0

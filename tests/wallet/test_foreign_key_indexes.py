@@ -32,7 +32,7 @@ def test_the_indexes_go_and_come_back_the_constraints_stay(postgres):
         assert not set(columns) & single_column_indexes(postgres, table), table
         assert set(columns) <= foreign_key_columns(postgres, table), table
     try:
-        call_command("migrate", "games", "0011", verbosity=0)
+        call_command("migrate", "games", "0012", verbosity=0)
         call_command("migrate", "wallet", "0002", verbosity=0)
         for table, columns in GONE.items():
             assert set(columns) <= single_column_indexes(postgres, table), table

@@ -10,7 +10,7 @@ from wallet.migration_operations import AlterForeignKeyIndex
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('games', '0011_rtp_policies'),
+        ('games', '0012_held_bets'),
         ('wallet', '0003_redundant_foreign_key_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
