@@ -72,9 +72,10 @@ def lock_rtp_policy(policy_id: int) -> RtpPolicy:
 
 
 def lock_active_seed_pair(game_id: int) -> SeedPair | None:
-    """The game's active pair, locked; None if it was retired while we waited for the lock."""
+    """The game's active pair, locked, with its game (read, not locked); None if the pair was retired
+    while we waited for the lock."""
     return (
-        SeedPair.objects.select_for_update(no_key=True)
+        SeedPair.objects.select_for_update(of=("self",), no_key=True).select_related("game")
         .filter(game_id=game_id, retired_at__isnull=True)
         .first()
     )
