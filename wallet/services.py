@@ -39,8 +39,12 @@ def ledger_post_many(*, accounts: dict, postings: list) -> list:
             raise ValidationError({"amount": "The balance would go below zero."})
         entries.append(LedgerEntry(account=account, bet_id=bet_id, kind=kind, amount=amount,
                                    balance_after=account.balance))
-    touched = {entry.account_id for entry in entries}
-    Account.objects.bulk_update([accounts[account_id] for account_id in sorted(touched)], ["balance"])
+    touched = sorted({entry.account_id for entry in entries})
+    if len(touched) == 1:
+        # One UPDATE either way; bulk_update's CASE over the ids is only worth building for several.
+        Account.objects.filter(pk=touched[0]).update(balance=accounts[touched[0]].balance)
+    else:
+        Account.objects.bulk_update([accounts[account_id] for account_id in touched], ["balance"])
     return LedgerEntry.objects.bulk_create(entries)
 
 

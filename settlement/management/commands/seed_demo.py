@@ -5,11 +5,15 @@
 Creates the role groups, one demo user per role (named after the role, with the password
 ``<role>-demo-password``, which is why it refuses to run without DEBUG unless ``--force``), four
 game instances (one suspended), twenty funded accounts, and plays rounds with random bets:
-``round_open``, ``bet_place``, ``round_deal`` (which
-settles through the settlement task, in-process when no broker is configured), a few seed
+``round_open``, ``bets_place`` (a round's bets in one bulk request), ``round_deal``, a few seed
 rotations (so many rounds are verifiable), a few voided rounds and two configuration changes. Bet
 choices come from a fixed random seed, so runs are repeatable; server seeds come from the services
 (``secrets``).
+
+What makes thousands of rounds quick is doing the same work in fewer statements and transactions:
+a session's rounds commit together and the settlement sweep task settles them in one batch (no
+settlement task per dealt round), and the audit log is sequenced once after the play instead of
+after every commit. Every action is still the service's, with its checks and its audit event.
 
 The play is spread over the last ``--days`` days (``DemoClock``): sessions of rounds a few seconds
 apart, each settled right after it, so the dashboard's 30-day charts show trends, the RTP
@@ -41,6 +45,7 @@ from games.choices import BetType, GameStatus, RoundStatus
 from games.errors import Conflict
 from games.management.commands.create_staff_user import create_staff_user
 from games.models import GameInstance, Round
+from settlement.receivers import dealt_rounds_left_to_the_sweep
 from settlement.tasks import sweep
 from wallet import services as wallet_services
 from wallet.models import Account
@@ -255,26 +260,6 @@ class Command(BaseCommand):
 
 
 @contextmanager
-def settlement_by_sweep():
-    """While demo rounds are played, settle them by the sweep task, a batch at a time.
-
-    ``round_deal`` enqueues ``settle_rounds`` for its round when it commits, and with no broker
-    configured Celery runs that task at once, in-process: one settlement transaction per round,
-    which makes thousands of demo rounds slow. Here those messages go to the configured broker
-    instead (the in-process memory transport when none is configured, where nobody consumes them;
-    a worker that did would find their rounds settled and do nothing), and the player runs the
-    ``sweep`` task in-process after each batch: the same settlement code, a batch per transaction.
-    """
-    conf = sweep.app.conf
-    eager = conf.task_always_eager
-    conf.task_always_eager = False
-    try:
-        yield
-    finally:
-        conf.task_always_eager = eager
-
-
-@contextmanager
 def queries_unlogged():
     """While demo rounds are played, queries are not kept in ``connection.queries``.
 
@@ -348,7 +333,7 @@ class DemoPlayer:
         session_span = timedelta(seconds=ROUND_SECONDS * (ROUNDS_PER_BATCH + 1))
         gap = max(timedelta(0), self.clock.end - self.clock.start - session_span) / sessions
         played = 0
-        with settlement_by_sweep(), audit_sequencing_deferred(), queries_unlogged():
+        with dealt_rounds_left_to_the_sweep(), audit_sequencing_deferred(), queries_unlogged():
             for session in range(sessions):
                 begins = self.clock.start + gap * session + gap * self.rng.random() * 0.8
                 batch = min(ROUNDS_PER_BATCH, count - played)
