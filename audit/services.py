@@ -2,8 +2,8 @@
 
 An event is a plain insert: writers share no lock, so audited actions never wait on each other
 here. The sequencer (audit.sequencer) later gives each committed event its leaf in the Merkle log;
-in the embedded default (no broker) it runs as soon as the writing transaction commits, in
-production a Celery beat task runs it every second.
+in the embedded default (no broker) it runs as soon as the writing transaction commits (inside
+``audit_sequencing_deferred``, once at its end), in production a Celery beat task runs it every second.
 """
 
 import contextvars
