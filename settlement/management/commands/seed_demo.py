@@ -141,29 +141,31 @@ class Command(BaseCommand):
         # A first run starts `days` ago; a top-up goes on from the latest demo round.
         clock = DemoClock(start=max(now - timedelta(days=days), latest or now - timedelta(days=days)), end=now)
         stats = {"rounds": 0, "bets": 0, "voided": 0, "rotations": 0, "top_ups": 0, "swept": 0, "changes": 0}
-        with clock:
-            sync_role_groups(apps)
-            users, created = self._users(reset_passwords)
-            operator, integration = users["operator"], users["integration"]
-            games = self._games(operator)
-            accounts = self._accounts(operator, random.Random(seed))
-            playable = [game for game in games if game.status == GameStatus.ACTIVE]
-            existing = Round.objects.filter(game__in=games).exclude(status=RoundStatus.OPEN).count()
-            to_play = max(0, rounds - existing)
-            if to_play:
-                self.stdout.write(f"Playing {to_play} rounds over {clock.start:%Y-%m-%d} – {clock.end:%Y-%m-%d} "
-                                  f"({existing} already there)…")
-                player = DemoPlayer(
-                    rng=random.Random(seed + existing), operator=operator, integration=integration,
-                    games=playable, accounts=accounts, stats=stats, clock=clock,
-                )
-                player.play(to_play)
-            else:
-                self.stdout.write(f"The demo games already hold {existing} rounds; none played.")
-        self._leave_one_open_round(integration, games, accounts, random.Random(seed))
-        # A last sweep settles whatever is still DEALT (say, what a broker's workers have not
-        # reached yet), so the demo is consistent at once.
-        stats["swept"] += sweep()
+        # The whole demo's audit events are sequenced once, at the end; its queries are not logged.
+        with audit_sequencing_deferred(), queries_unlogged():
+            with clock:
+                sync_role_groups(apps)
+                users, created = self._users(reset_passwords)
+                operator, integration = users["operator"], users["integration"]
+                games = self._games(operator)
+                accounts = self._accounts(operator, random.Random(seed))
+                playable = [game for game in games if game.status == GameStatus.ACTIVE]
+                existing = Round.objects.filter(game__in=games).exclude(status=RoundStatus.OPEN).count()
+                to_play = max(0, rounds - existing)
+                if to_play:
+                    self.stdout.write(f"Playing {to_play} rounds over {clock.start:%Y-%m-%d} – {clock.end:%Y-%m-%d} "
+                                      f"({existing} already there)…")
+                    player = DemoPlayer(
+                        rng=random.Random(seed + existing), operator=operator, integration=integration,
+                        games=playable, accounts=accounts, stats=stats, clock=clock,
+                    )
+                    player.play(to_play)
+                else:
+                    self.stdout.write(f"The demo games already hold {existing} rounds; none played.")
+            self._leave_one_open_round(integration, games, accounts, random.Random(seed))
+            # A last sweep settles whatever is still DEALT (say, what a broker's workers have not
+            # reached yet), so the demo is consistent at once.
+            stats["swept"] += sweep()
         self._report(users, created, games, stats, time.monotonic() - started, server, server_starts)
 
     # --- Set-up -----------------------------------------------------------------------------------
@@ -261,7 +263,7 @@ class Command(BaseCommand):
 
 @contextmanager
 def queries_unlogged():
-    """While demo rounds are played, queries are not kept in ``connection.queries``.
+    """While the demo is written, queries are not kept in ``connection.queries``.
 
     ``make run`` sets DEBUG, under which Django logs every query, and on SQLite quotes each one's
     parameters with a query of its own: half the statements of the demo would only feed a log that
@@ -333,7 +335,7 @@ class DemoPlayer:
         session_span = timedelta(seconds=ROUND_SECONDS * (ROUNDS_PER_BATCH + 1))
         gap = max(timedelta(0), self.clock.end - self.clock.start - session_span) / sessions
         played = 0
-        with dealt_rounds_left_to_the_sweep(), audit_sequencing_deferred(), queries_unlogged():
+        with dealt_rounds_left_to_the_sweep():
             for session in range(sessions):
                 begins = self.clock.start + gap * session + gap * self.rng.random() * 0.8
                 batch = min(ROUNDS_PER_BATCH, count - played)
