@@ -2,11 +2,13 @@
 
 An event is a plain insert: writers share no lock, so audited actions never wait on each other
 here. The sequencer (audit.sequencer) later gives each committed event its leaf in the Merkle log;
-in the embedded default (no broker) it runs as soon as the writing transaction commits, in
-production a Celery beat task runs it every second.
+in the embedded default (no broker) it runs as soon as the writing transaction commits (inside
+``audit_sequencing_deferred``, once at its end), in production a Celery beat task runs it every second.
 """
 
+import contextvars
 import json
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -17,6 +19,8 @@ from audit import heads, merkle
 from audit.context import request_meta
 from audit.models import AuditEvent, AuditHead, AuditSequencerState
 from audit.sequencer import sequence_pending, stored_perfect
+
+_sequencing_deferred = contextvars.ContextVar("audit_sequencing_deferred", default=False)
 
 
 def actor_fields(actor) -> dict:
@@ -35,8 +39,10 @@ def audit_event_columns(*, actor, action: str, after=None, reason: str = "") -> 
 
 
 def audit_written() -> None:
-    """An event was inserted by its writer's own statement: sequence it once the transaction commits."""
-    if settings.AUDIT_SEQUENCE_ON_COMMIT:
+    """Events were inserted: in the embedded default, sequence them once the transaction commits
+    (unless inside ``audit_sequencing_deferred``). robust: a failed run leaves them pending for the
+    next one, never fails the change."""
+    if settings.AUDIT_SEQUENCE_ON_COMMIT and not _sequencing_deferred.get():
         transaction.on_commit(audit_sequence, robust=True)
 
 
@@ -50,9 +56,7 @@ def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_
         **actor_fields(actor), action=action, object_type=object_type, object_id=object_id,
         before=before, after=after, reason=reason, created_at=timezone.now(), **request_meta(),
     )
-    if settings.AUDIT_SEQUENCE_ON_COMMIT:
-        # robust: a failed run leaves the event pending for the next one, never fails the change.
-        transaction.on_commit(audit_sequence, robust=True)
+    audit_written()
     return event
 
 
@@ -82,8 +86,25 @@ def audit_record_many(*, actor, action: str, changes: list) -> None:
             AuditEvent(**common, object_type=obj._meta.model_name, object_id=str(obj.pk), after=after)
             for obj, after in changes
         )
+    audit_written()
+
+
+@contextmanager
+def audit_sequencing_deferred():
+    """Sequence the events recorded inside once, on leaving, instead of after each commit.
+
+    For a job that commits thousands of audited actions in a row (seed_demo): each run of the
+    sequencer costs a transaction of its own, whatever it finds. The events are the same and take
+    their leaves in the same order (the sequencer takes every committed event, oldest first); if
+    the job fails, the next run sequences what it committed.
+    """
+    token = _sequencing_deferred.set(True)
+    try:
+        yield
+    finally:
+        _sequencing_deferred.reset(token)
     if settings.AUDIT_SEQUENCE_ON_COMMIT:
-        transaction.on_commit(audit_sequence, robust=True)
+        audit_sequence()
 
 
 def audit_sequence() -> int:

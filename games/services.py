@@ -324,9 +324,11 @@ def _wanted_bet(*, account_external_id, bet_type, stake, idempotency_key) -> Wan
 
 def _earlier_bets(client, keys) -> dict:
     """The client's bets under these idempotency keys, by key."""
-    bets = Bet.objects.select_related("round__game", "account", "client").filter(
-        client=client, idempotency_key__in=set(keys))
-    return {bet.idempotency_key: bet for bet in bets}
+    earlier = Bet.objects.filter(client=client, idempotency_key__in=set(keys))
+    # Nearly always none: a plain look-up first, the bets with what a replay answers only if any.
+    if not earlier.exists():
+        return {}
+    return {bet.idempotency_key: bet for bet in earlier.select_related("round__game", "account", "client")}
 
 
 def _replayed(earlier: Bet, round_id: int, wanted: WantedBet) -> Bet:

@@ -12,7 +12,7 @@ from audit.chain import HASHED_FIELDS, leaf_entry
 from audit.context import request_context
 from audit.models import AuditEvent, AuditLeaf, AuditSequencerState
 from audit.sequencer import sequence_pending, stored_perfect
-from audit.services import audit_record, audit_record_many, audit_sequence
+from audit.services import audit_record, audit_record_many, audit_sequence, audit_sequencing_deferred
 from games import services as game_services
 from games.models import GameInstance
 from tests.audit.helpers import WAIT, sequence_all
@@ -65,6 +65,25 @@ def test_in_the_embedded_default_an_event_is_sequenced_as_its_transaction_commit
         sequence_all()  # the on-commit run may have found the horizon held back by another database
     assert AuditLeaf.objects.get(event=event).index == AuditLeaf.objects.count() - 1
     assert_log_whole()
+
+
+def test_inside_a_deferred_block_events_are_sequenced_once_on_leaving_in_commit_order(transactional_db, settings):
+    settings.AUDIT_SEQUENCE_ON_COMMIT = True
+    with audit_sequencing_deferred():
+        events = []
+        for n in range(3):
+            with transaction.atomic():
+                events.append(record(n))
+        assert not AuditLeaf.objects.filter(event__in=events).exists()  # committed, still pending
+    if connection.vendor == "postgresql":
+        sequence_all()  # the run on leaving may have found the horizon held back by another database
+    assert [event_id for _index, event_id in leaves()][-3:] == [event.pk for event in events]
+    assert_log_whole()
+    with transaction.atomic():
+        after = record(3)
+    if connection.vendor == "postgresql":
+        sequence_all()
+    assert AuditLeaf.objects.filter(event=after).exists()  # on commit again, once the block is left
 
 
 def test_a_pending_event_waits_for_the_sequencer(db, settings):

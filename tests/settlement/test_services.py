@@ -196,3 +196,25 @@ class TestQueue:
         assert queue.failed_batches and "IntegrityError" in queue.failed_batches[0].error
         assert Account.objects.get(external_id="p").balance == Decimal("97.00")  # no payout applied
         assert services.settlement_sweep(worker="w").settled_rounds == 0
+
+
+class TestDealtRoundsLeftToTheSweep:
+    def test_inside_a_dealt_round_waits_for_the_sweep_and_after_it_settles_on_commit_again(
+            self, game, integration, funded_account, django_capture_on_commit_callbacks):
+        from settlement.receivers import dealt_rounds_left_to_the_sweep
+        from settlement.tasks import sweep
+
+        funded_account("a", "100.00")
+        with dealt_rounds_left_to_the_sweep(), django_capture_on_commit_callbacks(execute=True):
+            waiting = open_round_with_bets(game, integration, [("a", "BANKER", "2.00")])
+        waiting.refresh_from_db()
+        assert waiting.status == RoundStatus.DEALT
+        assert sweep() == 1
+        waiting.refresh_from_db()
+        assert waiting.status == RoundStatus.SETTLED
+
+        with django_capture_on_commit_callbacks(execute=True):
+            settled_at_once = open_round_with_bets(game, integration, [("a", "PLAYER", "2.00")])
+        settled_at_once.refresh_from_db()
+        assert settled_at_once.status == RoundStatus.SETTLED
+        assert_ledger_invariant()

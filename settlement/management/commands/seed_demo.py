@@ -5,11 +5,15 @@
 Creates the role groups, one demo user per role (named after the role, with the password
 ``<role>-demo-password``, which is why it refuses to run without DEBUG unless ``--force``), four
 game instances (one suspended), twenty funded accounts, and plays rounds with random bets:
-``round_open``, ``bet_place``, ``round_deal`` (which
-settles through the settlement task, in-process when no broker is configured), a few seed
+``round_open``, ``bets_place`` (a round's bets in one bulk request), ``round_deal``, a few seed
 rotations (so many rounds are verifiable), a few voided rounds and two configuration changes. Bet
 choices come from a fixed random seed, so runs are repeatable; server seeds come from the services
 (``secrets``).
+
+What makes thousands of rounds quick is doing the same work in fewer statements and transactions:
+a session's rounds commit together and the settlement sweep task settles them in one batch (no
+settlement task per dealt round), and the audit log is sequenced once after the play instead of
+after every commit. Every action is still the service's, with its checks and its audit event.
 
 The play is spread over the last ``--days`` days (``DemoClock``): sessions of rounds a few seconds
 apart, each settled right after it, so the dashboard's 30-day charts show trends, the RTP
@@ -29,18 +33,19 @@ from decimal import Decimal
 from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from audit.services import audit_sequencing_deferred
 from backoffice.roles import Role, sync_role_groups
 from games import services
 from games.choices import BetType, GameStatus, RoundStatus
 from games.errors import Conflict
 from games.management.commands.create_staff_user import create_staff_user
 from games.models import GameInstance, Round
+from settlement.receivers import dealt_rounds_left_to_the_sweep
 from settlement.tasks import sweep
 from wallet import services as wallet_services
 from wallet.models import Account
@@ -136,29 +141,31 @@ class Command(BaseCommand):
         # A first run starts `days` ago; a top-up goes on from the latest demo round.
         clock = DemoClock(start=max(now - timedelta(days=days), latest or now - timedelta(days=days)), end=now)
         stats = {"rounds": 0, "bets": 0, "voided": 0, "rotations": 0, "top_ups": 0, "swept": 0, "changes": 0}
-        with clock:
-            sync_role_groups(apps)
-            users, created = self._users(reset_passwords)
-            operator, integration = users["operator"], users["integration"]
-            games = self._games(operator)
-            accounts = self._accounts(operator, random.Random(seed))
-            playable = [game for game in games if game.status == GameStatus.ACTIVE]
-            existing = Round.objects.filter(game__in=games).exclude(status=RoundStatus.OPEN).count()
-            to_play = max(0, rounds - existing)
-            if to_play:
-                self.stdout.write(f"Playing {to_play} rounds over {clock.start:%Y-%m-%d} – {clock.end:%Y-%m-%d} "
-                                  f"({existing} already there)…")
-                player = DemoPlayer(
-                    rng=random.Random(seed + existing), operator=operator, integration=integration,
-                    games=playable, accounts=accounts, stats=stats, clock=clock,
-                )
-                player.play(to_play)
-            else:
-                self.stdout.write(f"The demo games already hold {existing} rounds; none played.")
-        self._leave_one_open_round(integration, games, accounts, random.Random(seed))
-        # A last sweep settles whatever is still DEALT (say, what a broker's workers have not
-        # reached yet), so the demo is consistent at once.
-        stats["swept"] += sweep()
+        # The whole demo's audit events are sequenced once, at the end; its queries are not logged.
+        with audit_sequencing_deferred(), queries_unlogged():
+            with clock:
+                sync_role_groups(apps)
+                users, created = self._users(reset_passwords)
+                operator, integration = users["operator"], users["integration"]
+                games = self._games(operator)
+                accounts = self._accounts(operator, random.Random(seed))
+                playable = [game for game in games if game.status == GameStatus.ACTIVE]
+                existing = Round.objects.filter(game__in=games).exclude(status=RoundStatus.OPEN).count()
+                to_play = max(0, rounds - existing)
+                if to_play:
+                    self.stdout.write(f"Playing {to_play} rounds over {clock.start:%Y-%m-%d} – {clock.end:%Y-%m-%d} "
+                                      f"({existing} already there)…")
+                    player = DemoPlayer(
+                        rng=random.Random(seed + existing), operator=operator, integration=integration,
+                        games=playable, accounts=accounts, stats=stats, clock=clock,
+                    )
+                    player.play(to_play)
+                else:
+                    self.stdout.write(f"The demo games already hold {existing} rounds; none played.")
+            self._leave_one_open_round(integration, games, accounts, random.Random(seed))
+            # A last sweep settles whatever is still DEALT (say, what a broker's workers have not
+            # reached yet), so the demo is consistent at once.
+            stats["swept"] += sweep()
         self._report(users, created, games, stats, time.monotonic() - started, server, server_starts)
 
     # --- Set-up -----------------------------------------------------------------------------------
@@ -255,23 +262,18 @@ class Command(BaseCommand):
 
 
 @contextmanager
-def settlement_by_sweep():
-    """While demo rounds are played, settle them by the sweep task, a batch at a time.
+def queries_unlogged():
+    """While the demo is written, queries are not kept in ``connection.queries``.
 
-    ``round_deal`` enqueues ``settle_rounds`` for its round when it commits, and with no broker
-    configured Celery runs that task at once, in-process: one settlement transaction per round,
-    which makes thousands of demo rounds slow. Here those messages go to the configured broker
-    instead (the in-process memory transport when none is configured, where nobody consumes them;
-    a worker that did would find their rounds settled and do nothing), and the player runs the
-    ``sweep`` task in-process after each batch: the same settlement code, a batch per transaction.
+    ``make run`` sets DEBUG, under which Django logs every query, and on SQLite quotes each one's
+    parameters with a query of its own: half the statements of the demo would only feed a log that
+    nobody reads. The queries themselves are the same.
     """
-    conf = sweep.app.conf
-    eager = conf.task_always_eager
-    conf.task_always_eager = False
+    connection.make_debug_cursor = connection.make_cursor
     try:
         yield
     finally:
-        conf.task_always_eager = eager
+        del connection.make_debug_cursor
 
 
 class DemoClock:
@@ -333,7 +335,7 @@ class DemoPlayer:
         session_span = timedelta(seconds=ROUND_SECONDS * (ROUNDS_PER_BATCH + 1))
         gap = max(timedelta(0), self.clock.end - self.clock.start - session_span) / sessions
         played = 0
-        with settlement_by_sweep():
+        with dealt_rounds_left_to_the_sweep():
             for session in range(sessions):
                 begins = self.clock.start + gap * session + gap * self.rng.random() * 0.8
                 batch = min(ROUNDS_PER_BATCH, count - played)
@@ -368,27 +370,33 @@ class DemoPlayer:
         game = self.rng.choices(self.games, weights=self.weights)[0]
         round_ = services.round_open(game_id=game.pk, actor=self.integration)
         chosen = self.rng.sample(self.accounts, self.rng.choice(BETS_PER_ROUND))
-        for account in chosen:
-            stake = self.stake(game)
-            if self.balances[account.pk] < stake:
-                wallet_services.account_adjust(external_id=account.external_id, actor=self.operator, amount=TOP_UP,
-                                                   reason="Demo: top-up")
-                self.balances[account.pk] += TOP_UP
-                self.stats["top_ups"] += 1
-            try:
-                services.bet_place(round_id=round_.pk, account_external_id=account.external_id,
-                                   bet_type=self.rng.choice(BET_TYPES), stake=stake,
-                                   idempotency_key=f"demo-{round_.pk}-{account.external_id}", client=self.integration)
-            except (ValidationError, Conflict):
-                continue
-            self.balances[account.pk] -= stake
-            self.stats["bets"] += 1
+        if chosen:
+            self.place_bets(round_, game, chosen)
         if (self.stats["rounds"] + 1) % self.void_every == 0:
             services.round_void(round_id=round_.pk, actor=self.operator, reason=self.rng.choice(VOID_REASONS))
             self.stats["voided"] += 1
         else:
             services.round_deal(round_id=round_.pk, actor=self.integration)
         self.stats["rounds"] += 1
+
+    def place_bets(self, round_, game, accounts):
+        """The round's bets in one bulk request, as a game server sends them; an account short of its
+        stake is topped up first. A bet the service refuses is left out, as a refused request would be."""
+        items = {}
+        for index, account in enumerate(accounts):
+            stake = self.stake(game)
+            if self.balances[account.pk] < stake:
+                wallet_services.account_adjust(external_id=account.external_id, actor=self.operator, amount=TOP_UP,
+                                               reason="Demo: top-up")
+                self.balances[account.pk] += TOP_UP
+                self.stats["top_ups"] += 1
+            items[index] = {"account_external_id": account.external_id, "bet_type": self.rng.choice(BET_TYPES),
+                            "stake": stake, "idempotency_key": f"demo-{round_.pk}-{account.external_id}"}
+        outcomes = services.bets_place(round_id=round_.pk, items=items, client=self.integration)
+        for index, account in enumerate(accounts):
+            if outcomes[index].created:
+                self.balances[account.pk] -= items[index]["stake"]
+                self.stats["bets"] += 1
 
     def stake(self, game) -> Decimal:
         stake = self.rng.choice(STAKES)
