@@ -7,6 +7,7 @@ import pytest
 from django.apps import apps
 from django_celery_beat.models import PeriodicTask
 
+from alerts.checks import FREQUENT
 from baccarat_site.celery import app
 from dbutils.periodic_tasks import Periodic, SchedulePeriodicTasks
 
@@ -31,6 +32,8 @@ def test_migrate_installs_every_periodic_task():
     for task_name, _every in EXPECTED.values():
         assert task_name in app.tasks, task_name
     assert json.loads(PeriodicTask.objects.get(name="Alert check: audit chain").kwargs) == {"names": ["audit_chain"]}
+    # Every check but the audit chain's full walk runs every minute.
+    assert sorted(json.loads(PeriodicTask.objects.get(name="Alert checks").kwargs)["names"]) == sorted(FREQUENT)
 
 
 def test_an_edited_task_is_kept_and_the_reverse_removes_them():
