@@ -73,6 +73,8 @@ def server(seeded, tmp_path):
     database = connection.settings_dict
     env = {**os.environ, "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/"
            f"{database['NAME']}", "SECRET_KEY": "schemathesis-run-only-" + "k" * 40, "HTTPS_ONLY": "0",
+           # The production rule of webhook URLs (the tests' default lets them post to a local receiver).
+           "WEBHOOK_ALLOW_HTTP": "0", "WEBHOOK_BLOCK_PRIVATE": "1",
            **{f"API_THROTTLE_{role}": "none" for role in ("INTEGRATION", "OPERATOR", "SUPPORT", "ADMIN", "ANONYMOUS")}}
     env.pop("DEBUG", None)
     log = (tmp_path / "gunicorn.log").open("w")
