@@ -49,9 +49,31 @@ def endpoint_url_rule_text() -> str:
             "path and query; no user or password, no #fragment, no spaces or non-ASCII characters.")
 
 
+def _what_is_wrong(url: str) -> str:
+    """The first broken part of the rule, said plainly; the whole rule when none stands out."""
+    allowed = ("https://", "http://") if settings.WEBHOOK_ALLOW_HTTP else ("https://",)
+    authority = url.partition("://")[2].split("/", 1)[0].split("?", 1)[0]
+    if len(url) > URL_MAX_LENGTH:
+        return f"At most {URL_MAX_LENGTH} characters."
+    if not url.startswith(allowed):
+        return f"The URL must start with {' or '.join(allowed)}"
+    if "@" in authority:
+        return "No user or password in the URL."
+    if "#" in url:
+        return "No #fragment: it is never sent."
+    if not url.isascii() or any(character.isspace() for character in url):
+        return "No spaces or non-ASCII characters: percent-encode them."
+    host = authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+    if settings.WEBHOOK_BLOCK_PRIVATE and re.fullmatch(f"{_ANY_HOST}", host) and not re.fullmatch(_PUBLIC_HOST, host):
+        return "The host must be a public name: no IP address, no localhost."
+    return endpoint_url_rule_text()
+
+
 def validate_endpoint_url(value) -> None:
-    if not isinstance(value, str) or len(value) > URL_MAX_LENGTH or not re.fullmatch(endpoint_url_pattern(), value):
-        raise ValidationError(endpoint_url_rule_text(), code="invalid_endpoint_url")
+    if not isinstance(value, str):
+        raise ValidationError("Enter the URL as text.", code="invalid_endpoint_url")
+    if len(value) > URL_MAX_LENGTH or not re.fullmatch(endpoint_url_pattern(), value):
+        raise ValidationError(_what_is_wrong(value), code="invalid_endpoint_url")
 
 
 def refused_destination(url: str) -> str | None:

@@ -5,6 +5,7 @@ import re
 import socket
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 from django.test import override_settings
 from hypothesis import given
@@ -69,6 +70,19 @@ def test_whatever_the_pattern_forbids_the_server_refuses(url):
     assert accepts(url=url) is matches
 
 
+@pytest.mark.parametrize("url,reason", [
+    ("http://hooks.example/", "must start with https://"), ("https://me:pw@hooks.example/", "No user or password"),
+    ("https://hooks.example/#top", "No #fragment"), ("https://hooks.example/a b", "No spaces or non-ASCII"),
+    ("https://hooks.example/é", "No spaces or non-ASCII"), ("https://10.0.0.7:8443/", "must be a public name"),
+    ("https://localhost/", "must be a public name"), ("https://hooks.example/" + "a" * 500, "At most 500"),
+    ("https://hooks..example/", "Enter a URL of at most 500 characters"),
+])
+def test_a_refusal_says_what_is_wrong(settings, url, reason):
+    settings.WEBHOOK_ALLOW_HTTP, settings.WEBHOOK_BLOCK_PRIVATE = False, True
+    serializer = EndpointInputSerializer(data={"url": url, "events": ["round.settled"]})
+    assert not serializer.is_valid() and reason in str(serializer.errors["url"][0])
+
+
 @pytest.mark.parametrize("body,field", [
     ({"url": 7}, "url"), ({"description": 12}, "description"), ({"description": "a\x00b"}, "description"),
     ({"description": "d" * 201}, "description"), ({"active": "yes"}, "active"), ({"active": 1}, "active"),
@@ -121,13 +135,13 @@ class TestEverywhere:
         form = {"owner": integration.pk, "url": "https://user:pw@hooks.example/", "events": ["round.voided"],
                 "description": "", "active": "on"}
         response = client.post(admin_url(Endpoint, "add"), form)
-        assert response.status_code == 200 and "no user or password" in response.content.decode()
+        assert response.status_code == 200 and "No user or password in the URL." in response.content.decode()
         assert not Endpoint.objects.exists()
         client.post(admin_url(Endpoint, "add"), {**form, "url": "https://hooks.example/"})
         assert Endpoint.objects.get().url == "https://hooks.example/"
 
     def test_the_model_and_the_database_refuse_it_too(self, integration):
-        with pytest.raises(Exception, match="no #fragment"):
+        with pytest.raises(ValidationError, match="No #fragment"):
             services.endpoint_create(actor=integration, owner=integration, url="https://a.example/#x",
                                      events=["round.voided"])
         with pytest.raises(IntegrityError):
