@@ -64,7 +64,7 @@ def _what_is_wrong(url: str) -> str:
     if not url.isascii() or any(character.isspace() for character in url):
         return "No spaces or non-ASCII characters: percent-encode them."
     host = authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
-    if settings.WEBHOOK_BLOCK_PRIVATE and re.fullmatch(f"{_ANY_HOST}", host) and not re.fullmatch(_PUBLIC_HOST, host):
+    if settings.WEBHOOK_BLOCK_PRIVATE and re.fullmatch(_ANY_HOST, host) and not re.fullmatch(_PUBLIC_HOST, host):
         return "The host must be a public name: no IP address, no localhost."
     return endpoint_url_rule_text()
 
