@@ -23,6 +23,8 @@ from wallet.models import Account
 class ActionKind:
     action: ApprovalAction
     service: Callable
+    # Approving applies the action: the approver must hold this permission too, not only "approve".
+    permission: str
     object_type: str
     object_id: Callable[[dict], str]
     needs_approval: Callable[[dict], bool]
@@ -66,6 +68,7 @@ def _game_payload(arguments: dict) -> dict:
 GAME_UPDATE = ActionKind(
     action=ApprovalAction.GAME_UPDATE,
     service=game_services.game_update,
+    permission="games.change_gameinstance",
     object_type="gameinstance",
     object_id=lambda arguments: str(arguments["game_id"]),
     needs_approval=_game_needs_approval,
@@ -103,6 +106,7 @@ def _adjustment_changes(arguments: dict) -> dict:
 ACCOUNT_ADJUST = ActionKind(
     action=ApprovalAction.ACCOUNT_ADJUST,
     service=wallet_services.account_adjust,
+    permission="wallet.adjust_account",
     object_type="account",
     object_id=lambda arguments: str(Account.objects.values_list("pk", flat=True).get(
         external_id=arguments["external_id"])),
@@ -126,6 +130,7 @@ def _void_changes(arguments: dict) -> dict:
 ROUND_VOID = ActionKind(
     action=ApprovalAction.ROUND_VOID,
     service=game_services.round_void,
+    permission="games.void_round",
     object_type="round",
     object_id=lambda arguments: str(arguments["round_id"]),
     needs_approval=lambda arguments: Round.objects.filter(pk=arguments["round_id"],

@@ -3,7 +3,9 @@
 A held request is validated in full first by running its service in a transaction that is rolled
 back (the same checks as when it runs for real; nothing is written, no side effect is enqueued).
 Approving calls the service again inside the approval's transaction, against the state of that
-moment: if it no longer applies, nothing changes and the answer is a Conflict.
+moment: if it no longer applies, nothing changes and the answer is a Conflict. The approver needs the
+permission of the action itself as well as "approve": approving must not let anyone apply what they
+could not do directly.
 """
 
 from datetime import timedelta
@@ -84,6 +86,9 @@ def approval_approve(*, approval_id: int, actor, reason: str):
         if approval.proposed_by_id == actor.pk:
             raise PermissionDenied("The person who proposed a request cannot approve it: a second person must.")
         kind = KINDS[approval.action]
+        if not actor.has_perm(kind.permission):
+            raise PermissionDenied(f"Approving a {approval.get_action_display().lower()} needs the permission to "
+                                   f"apply it yourself ({kind.permission}), which you do not hold.")
         try:
             with transaction.atomic():
                 result = kind.service(**kind.arguments(approval.payload), actor=actor,

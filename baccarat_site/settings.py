@@ -258,6 +258,10 @@ WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "8"))
 WEBHOOK_BACKOFF_SECONDS = float(os.environ.get("WEBHOOK_BACKOFF_SECONDS", "10"))
 WEBHOOK_BACKOFF_MAX_SECONDS = float(os.environ.get("WEBHOOK_BACKOFF_MAX_SECONDS", "3600"))
 WEBHOOK_SECRET_OVERLAP_HOURS = float(os.environ.get("WEBHOOK_SECRET_OVERLAP_HOURS", "24"))
+# Where webhooks may post (webhooks.validators): plain http only when allowed (development), and
+# no private, loopback or link-local destination unless unblocked (a local test receiver).
+WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", DEBUG)
+WEBHOOK_BLOCK_PRIVATE = env_bool("WEBHOOK_BLOCK_PRIVATE", not DEBUG)
 
 LOGGING = {
     "version": 1,

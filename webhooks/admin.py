@@ -10,15 +10,21 @@ from games.errors import Conflict
 from webhooks import services
 from webhooks.choices import EventType
 from webhooks.models import Delivery, DeliveryAttempt, Endpoint
+from webhooks.validators import URL_MAX_LENGTH, endpoint_url_rule_text, validate_endpoint_url
 
 
 class EndpointForm(forms.ModelForm):
-    url = forms.URLField(max_length=500, assume_scheme="https")
+    url = forms.CharField(max_length=URL_MAX_LENGTH, validators=[validate_endpoint_url],
+                          widget=forms.TextInput(attrs={"size": 80}))
     events = forms.MultipleChoiceField(choices=EventType.choices, widget=forms.CheckboxSelectMultiple)
 
     class Meta:
         model = Endpoint
         fields = ["owner", "url", "events", "description", "active"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["url"].help_text = endpoint_url_rule_text()  # as the settings say now
 
 
 @admin.register(Endpoint)
@@ -41,7 +47,8 @@ class EndpointAdmin(BackOfficeAdmin):
                                      changes={name: data[name] for name in form.changed_data if name != "owner"})
             return
         endpoint, secret = services.endpoint_create(actor=request.user, owner=data["owner"], url=data["url"],
-                                                    events=data["events"], description=data["description"])
+                                                    events=data["events"], description=data["description"],
+                                                    active=data["active"])
         obj.pk = endpoint.pk
         self.message_user(request, f"Signing secret of endpoint {endpoint.pk} (shown once; give it to the "
                                    f"client): {secret}", messages.WARNING)

@@ -5,7 +5,8 @@ or roll back with it, and the deliveries are handed to the workers once it commi
 delivery by pushing its next attempt past the HTTP timeout (a lease), posts it, and logs the attempt;
 a failure is tried again after an exponential backoff, up to WEBHOOK_MAX_ATTEMPTS. The periodic sweep
 hands over whatever is due, so a delivery whose message or worker was lost is sent all the same: at
-least once. Receivers de-duplicate by the event id.
+least once. Receivers de-duplicate by the event id. Before each attempt the URL is checked again
+under the current settings (webhooks.validators.refused_destination), and redirects are not followed.
 """
 
 import json
@@ -27,6 +28,7 @@ from webhooks.choices import DeliveryStatus
 from webhooks.models import Delivery, DeliveryAttempt, Endpoint, EndpointSecret, Event
 from webhooks.signals import deliveries_ready
 from webhooks.signing import signature_header
+from webhooks.validators import refused_destination
 
 EXCERPT = 500
 LEASE_MARGIN_SECONDS = 30
@@ -39,14 +41,15 @@ def _new_secret(endpoint: Endpoint, now) -> EndpointSecret:
 
 
 @transaction.atomic
-def endpoint_create(*, actor, owner, url: str, events: list, description: str = "") -> tuple[Endpoint, str]:
+def endpoint_create(*, actor, owner, url: str, events: list, description: str = "",
+                    active: bool = True) -> tuple[Endpoint, str]:
     """A new endpoint and its first secret (returned once: shown to the client, never again)."""
-    endpoint = Endpoint(owner=owner, url=url, events=events, description=description)
+    endpoint = Endpoint(owner=owner, url=url, events=events, description=description, active=active)
     endpoint.full_clean()
     endpoint.save()
     secret = _new_secret(endpoint, timezone.now())
     audit_record(actor=actor, action=AuditAction.WEBHOOK_ENDPOINT_CREATED, obj=endpoint,
-                 after={"owner": owner.get_username(), "url": url, "events": events})
+                 after={"owner": owner.get_username(), "url": url, "events": events, "active": active})
     return endpoint, secret.secret
 
 
@@ -141,8 +144,21 @@ def _body(delivery: Delivery) -> bytes:
                        "data": event.data}, cls=DjangoJSONEncoder, separators=(",", ":")).encode()
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is the receiver's answer, not a new destination (it could point inside the network)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 def _post(delivery: Delivery, body: bytes) -> tuple[int | None, str, str]:
     """(HTTP status or None, error, response excerpt)."""
+    refused = refused_destination(delivery.endpoint.url)
+    if refused:
+        return None, f"Destination refused: {refused}"[:EXCERPT], ""
     timestamp = int(time.time())
     request = urllib.request.Request(delivery.endpoint.url, data=body, method="POST", headers={
         "Content-Type": "application/json",
@@ -152,7 +168,7 @@ def _post(delivery: Delivery, body: bytes) -> tuple[int | None, str, str]:
         "Baccarat-Signature": signature_header(valid_secrets(delivery.endpoint_id, timezone.now()), timestamp, body),
     })
     try:
-        with urllib.request.urlopen(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:  # noqa: S310
+        with _OPENER.open(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
             return response.status, "", response.read(EXCERPT).decode(errors="replace")
     except urllib.error.HTTPError as error:
         return error.code, f"HTTP {error.code}", error.read(EXCERPT).decode(errors="replace")

@@ -54,6 +54,13 @@ LINKS = {
             ("VerifyRound", "v1_rounds_verify_retrieve"),
         ]],
     ("v1_rounds_bets_create", "201"): [("GetBet", "v1_bets_retrieve", {"bet_id": "$response.body#/id"})],
+    ("v1_webhooks_endpoints_create", "201"): [
+        (name, operation, {"endpoint_id": "$response.body#/id"}) for name, operation in [
+            ("GetEndpoint", "v1_webhooks_endpoints_retrieve"),
+            ("ChangeEndpoint", "v1_webhooks_endpoints_partial_update"),
+            ("RotateSecret", "v1_webhooks_endpoints_rotate_secret_create"),
+            ("EndpointDeliveries", "v1_webhooks_endpoints_deliveries_list"),
+        ]],
     ("v1_accounts_create", "201"): [
         (name, operation, {"external_id": "$response.body#/external_id"}) for name, operation in [
             ("GetAccount", "v1_accounts_retrieve"), ("AccountLedger", "v1_accounts_ledger_list"),

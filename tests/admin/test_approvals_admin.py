@@ -1,6 +1,7 @@
 """Four eyes in the admin: game changes, voids and adjustments held; the queue; approving and rejecting."""
 
 import pytest
+from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 
 from approvals.models import Approval
@@ -86,3 +87,20 @@ def test_support_sees_the_queue_but_cannot_decide(as_operator, as_support, dealt
     approval = Approval.objects.get()
     assert as_support.get(admin_url(Approval)).status_code == 200
     assert as_support.post(admin_url(approval, "approve"), {"reason": "x"}).status_code == 403
+
+
+def test_approving_needs_the_permission_of_the_action_too(as_operator, dealt):
+    as_operator.post(admin_url(dealt, "void"), {"reason": "Misdeal"})
+    approval = Approval.objects.get()
+    approver = User.objects.create_user("only-approves", password="correct-horse-battery", is_staff=True)
+    approver.user_permissions.add(*Permission.objects.filter(
+        content_type__app_label="approvals", codename__in=["view_approval", "approve_approval"]))
+    approver_client = client_for(approver)
+    refused = approver_client.post(admin_url(approval, "approve"), {"reason": "Seen the video"}, follow=True)
+    assert any("games.void_round" in text and "do not hold" in text for text in messages_of(refused))
+    dealt.refresh_from_db()
+    assert dealt.status == RoundStatus.DEALT and Approval.objects.get().status == "pending"
+    approver.user_permissions.add(Permission.objects.get(content_type__app_label="games", codename="void_round"))
+    approver_client.post(admin_url(approval, "approve"), {"reason": "Seen the video"})
+    dealt.refresh_from_db()
+    assert dealt.status == RoundStatus.VOID and Approval.objects.get().status == "applied"

@@ -4,6 +4,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from approvals.models import Approval
@@ -39,6 +40,12 @@ def game_with_bets(game, open_round, player, integration):
 @pytest.fixture
 def dealt_round(game_with_bets, open_round, integration):
     return game_services.round_deal(round_id=open_round.pk, actor=integration)
+
+
+def grant(user, *permissions: str) -> None:
+    for permission in permissions:
+        app_label, codename = permission.split(".")
+        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
 
 
 def held(response) -> dict:
@@ -132,6 +139,29 @@ class TestDeciding:
         approval = held(as_operator.patch(f"{API}/games/main-table/", {"status": "suspended", "reason": "audit"}))
         assert as_support.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "x"}).status_code == 403
         assert as_support.get(f"{API}/approvals/").status_code == 200
+
+    @pytest.mark.parametrize(("propose", "permission"), [
+        (lambda api, round_: api.patch(f"{API}/games/main-table/", {"status": "suspended", "reason": "audit"}),
+         "games.change_gameinstance"),
+        (lambda api, round_: api.post(f"{API}/accounts/player-1/adjust/", {"amount": "25000.00", "reason": "win"}),
+         "wallet.adjust_account"),
+        (lambda api, round_: api.post(f"{API}/rounds/{round_.pk}/void/", {"reason": "misdeal"}), "games.void_round"),
+    ])
+    def test_the_approver_needs_the_permission_of_the_action_too(self, api_as, as_operator, dealt_round, propose,
+                                                                 permission):
+        approval = held(propose(as_operator, dealt_round))
+        approver = make_user("only-approves", None)
+        grant(approver, "approvals.view_approval", "approvals.approve_approval")
+        before = (GameInstance.objects.get().status, Account.objects.get().balance, Round.objects.get().status)
+        response = api_as(approver).post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "looks fine"})
+        assert response.status_code == 403
+        assert permission in response.json()["detail"]
+        assert Approval.objects.get().status == "pending"
+        assert (GameInstance.objects.get().status, Account.objects.get().balance, Round.objects.get().status) == before
+        grant(approver, permission)
+        response = api_as(approver).post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "looks fine"})
+        assert response.status_code == 200, response.content
+        assert Approval.objects.get().status == "applied"
 
     def test_an_adjustment_applied_answers_with_the_entry(self, as_operator, as_admin, player):
         approval = held(as_operator.post(f"{API}/accounts/player-1/adjust/", {"amount": "25000.00", "reason": "win"}))

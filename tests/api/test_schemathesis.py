@@ -22,12 +22,25 @@ from django.db import connection
 
 from games import services as games
 from tests.conftest import api_client_for
+from webhooks import services as webhooks
 
 pytestmark = pytest.mark.services
 
 PROJECT = Path(__file__).resolve().parents[2]
 EXAMPLES_PER_OPERATION = 50
-PORT = 8231  # this machine's range for test servers: 8200-8249
+PORTS = range(8231, 8250)  # this machine's range for test servers is 8200-8249; others run this test too
+
+
+def free_port() -> int:
+    """A port of PORTS nobody listens on (another checkout's run may hold the first)."""
+    for port in PORTS:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS.start}-{PORTS.stop - 1}")
 
 
 def toml_value(value) -> str:
@@ -44,8 +57,10 @@ def seeded(postgres, game, operator, integration, funded_account):
                             stake="5.00", idempotency_key=f"seed-{index}", client=integration)[0]
             for index, round_ in enumerate(rounds)]
     games.round_deal(round_id=rounds[0].pk, actor=integration)
+    endpoint, _secret = webhooks.endpoint_create(actor=integration, owner=integration,
+                                                 url="https://hooks.example/seeded", events=["alert.opened"])
     return {"slug": [game.slug], "round_id": [round_.pk for round_ in rounds], "bet_id": [bet.pk for bet in bets],
-            "external_id": accounts}
+            "external_id": accounts, "endpoint_id": [endpoint.pk]}
 
 
 # One seed: every run generates the same requests, so a failure found once is found again.
@@ -73,22 +88,26 @@ def server(seeded, tmp_path):
     database = connection.settings_dict
     env = {**os.environ, "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/"
            f"{database['NAME']}", "SECRET_KEY": "schemathesis-run-only-" + "k" * 40, "HTTPS_ONLY": "0",
+           # The production rule of webhook URLs (the tests' default lets them post to a local receiver).
+           "WEBHOOK_ALLOW_HTTP": "0", "WEBHOOK_BLOCK_PRIVATE": "1",
            **{f"API_THROTTLE_{role}": "none" for role in ("INTEGRATION", "OPERATOR", "SUPPORT", "ADMIN", "ANONYMOUS")}}
     env.pop("DEBUG", None)
     log = (tmp_path / "gunicorn.log").open("w")
+    port = free_port()
     process = subprocess.Popen(
-        [str(Path(sys.executable).with_name("gunicorn")), "baccarat_site.wsgi", "--bind", f"127.0.0.1:{PORT}",
+        [str(Path(sys.executable).with_name("gunicorn")), "baccarat_site.wsgi", "--bind", f"127.0.0.1:{port}",
          "--workers", "3"], cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
         while True:
             try:
-                socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                assert process.poll() is None, (tmp_path / "gunicorn.log").read_text()  # ours, not another's
                 break
             except OSError:
                 assert process.poll() is None and time.monotonic() < deadline, (tmp_path / "gunicorn.log").read_text()
                 time.sleep(0.2)
-        yield f"http://127.0.0.1:{PORT}"
+        yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
         process.wait(timeout=30)

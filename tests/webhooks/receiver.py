@@ -14,7 +14,8 @@ PORTS = range(8330, 8350)
 class Receiver:
     def __init__(self):
         self.requests = []  # (headers dict, body bytes)
-        self.script = []  # per request, in order: ("status", code) | ("sleep", seconds) | ("hold", None)
+        # per request, in order: ("status", code) | ("sleep", seconds) | ("hold", None) | ("redirect", url)
+        self.script = []
         self.released = threading.Event()
         self.arrived = threading.Event()
         receiver = self
@@ -25,7 +26,10 @@ class Receiver:
                 receiver.requests.append(({name.lower(): value for name, value in self.headers.items()}, body))
                 receiver.arrived.set()
                 kind, value = receiver.script.pop(0) if receiver.script else ("status", 200)
-                if kind == "sleep":
+                location = value if kind == "redirect" else None
+                if kind == "redirect":
+                    value = 302
+                elif kind == "sleep":
                     threading.Event().wait(value)
                     value = 200
                 elif kind == "hold":
@@ -34,6 +38,8 @@ class Receiver:
                 with suppress(OSError):  # the client may have given up (timeout) or died
                     self.send_response(value)
                     self.send_header("Content-Type", "text/plain")
+                    if location:
+                        self.send_header("Location", location)
                     self.end_headers()
                     self.wfile.write(b"ok" if value < 300 else b"try again")
 

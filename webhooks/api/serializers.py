@@ -1,9 +1,13 @@
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from backoffice.api.serializers import StrictInputMixin
+from backoffice.api.serializers import StrictCharField, StrictInputMixin
 from webhooks.choices import EventType
 from webhooks.models import Delivery, Endpoint
-from webhooks.validators import validate_endpoint_url
+from webhooks.validators import URL_MAX_LENGTH, endpoint_url_pattern, endpoint_url_rule_text, validate_endpoint_url
+
+DESCRIPTION_MAX_LENGTH = 200
 
 
 class EndpointSerializer(serializers.ModelSerializer):
@@ -21,11 +25,48 @@ class EndpointCreatedSerializer(EndpointSerializer):
         read_only_fields = fields
 
 
+class EndpointUrlField(StrictCharField):
+    """A URL under the rule of webhooks.validators, taken as sent (not trimmed)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=URL_MAX_LENGTH, trim_whitespace=False, validators=[validate_endpoint_url],
+                         **kwargs)
+
+
+class EndpointUrlFieldExtension(OpenApiSerializerFieldExtension):
+    """The schema states the rule itself: its pattern is built from the same settings as the validator."""
+
+    target_class = EndpointUrlField
+
+    def map_serializer_field(self, auto_schema, direction):
+        return {"type": "string", "maxLength": URL_MAX_LENGTH, "pattern": endpoint_url_pattern(),
+                "description": endpoint_url_rule_text()}
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false only: not "yes", 1 or "on", which the schema's boolean does not allow."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+# drf-spectacular states a blank-allowing field as oneOf [this, ""]: this must not match "" itself.
+@extend_schema_field({"type": "string", "maxLength": DESCRIPTION_MAX_LENGTH, "pattern": "^[^\\x00]+$"})
+class DescriptionField(StrictCharField):
+    """Kept as written: empty, or any text without NUL (refused by CharField) of up to 200 characters."""
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=DESCRIPTION_MAX_LENGTH, allow_blank=True, trim_whitespace=False, **kwargs)
+
+
 class EndpointInputSerializer(StrictInputMixin, serializers.Serializer):
-    url = serializers.CharField(max_length=500, validators=[validate_endpoint_url])
-    events = serializers.ListField(child=serializers.ChoiceField(choices=EventType.choices), min_length=1)
-    description = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    active = serializers.BooleanField(required=False)
+    url = EndpointUrlField()
+    events = serializers.ListField(child=serializers.ChoiceField(choices=EventType.choices), min_length=1,
+                                   help_text="One or more; an event named twice is subscribed once.")
+    description = DescriptionField(required=False)
+    active = StrictBooleanField(required=False, help_text="Whether events are delivered (default true).")
 
     def validate_events(self, value):
         return list(dict.fromkeys(value))  # each event once, in the order first named

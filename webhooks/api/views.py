@@ -30,7 +30,6 @@ class EndpointListView(ApiView):
                    request=s.EndpointInputSerializer, responses={201: s.EndpointCreatedSerializer, **ERRORS})
     def post(self, request):
         data = validated(s.EndpointInputSerializer, request.data)
-        data.pop("active", None)
         endpoint, secret = services.endpoint_create(actor=request.user, owner=request.user, **data)
         return Response({**s.EndpointSerializer(endpoint).data, "secret": secret}, status=status.HTTP_201_CREATED)
 
