@@ -16,6 +16,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.db import connection
@@ -69,9 +70,12 @@ def config_for(seeded: dict, path: Path) -> Path:
 
 @pytest.fixture
 def server(seeded, tmp_path):
-    """gunicorn on the test database (committed data: the ``postgres`` fixture), throttling off."""
+    """gunicorn on the test database (committed data: the ``postgres`` fixture), throttling off; it logs
+    in as the tests do (the application role)."""
     database = connection.settings_dict
-    env = {**os.environ, "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/"
+    credentials = quote(database["USER"], safe="") + (f":{quote(database['PASSWORD'], safe='')}"
+                                                        if database["PASSWORD"] else "")
+    env = {**os.environ, "DATABASE_URL": f"postgres://{credentials}@{database['HOST']}:{database['PORT']}/"
            f"{database['NAME']}", "SECRET_KEY": "schemathesis-run-only-" + "k" * 40, "HTTPS_ONLY": "0",
            **{f"API_THROTTLE_{role}": "none" for role in ("INTEGRATION", "OPERATOR", "SUPPORT", "ADMIN", "ANONYMOUS")}}
     env.pop("DEBUG", None)
