@@ -28,6 +28,7 @@ from games.choices import RoundStatus
 from games.models import Bet, Round
 from settlement.models import SettlementBatch
 from settlement.tasks import settle_rounds, sweep
+from tests import app_role
 from tests.settlement.workers import (
     RETRIED,
     Workers,
@@ -114,6 +115,8 @@ def test_worker_killed_mid_batch_then_another_worker_and_a_sweep(broker, workers
         [(pid, _name, sql)] = wait_for(lambda: lock_waiters(w1.application_name), 20,
                                        "w1 to wait for the account lock")
         assert "settlement_account" in sql and "FOR UPDATE" in sql
+        # The worker logs in as the application role, as in production (tests/app_role.py).
+        assert query("SELECT usename FROM pg_stat_activity WHERE pid = %s", [pid]) == [(app_role.APP_ROLE,)]
         # Mid-batch: w1's transaction holds the first round it claimed; the others are free.
         free = {row[0] for row in query("SELECT id FROM games_round WHERE id = ANY(%s) FOR UPDATE SKIP LOCKED",
                                         [rounds])}
