@@ -322,13 +322,14 @@ POISON_DOWN = "DROP TRIGGER IF EXISTS test_poison_bet ON games_bet; DROP FUNCTIO
 
 @pytest.fixture
 def poison():
-    """poison(bet_id): the database refuses to update that bet (a fault in the database, not a mock)."""
+    """poison(bet_id): the database refuses to update that bet (a fault in the database, not a mock,
+    put there by the tables' owner: the application role may not create triggers)."""
 
     def install(bet_id: int):
-        query(POISON_UP.format(bet_id=int(bet_id)))
+        query(POISON_UP.format(bet_id=int(bet_id)), owner=True)
 
     yield install
-    query(POISON_DOWN)
+    query(POISON_DOWN, owner=True)
 
 
 def test_poison_round_is_isolated_and_settles_once_repaired(broker, workers, game, integration, funded_account,
