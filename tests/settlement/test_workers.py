@@ -358,7 +358,7 @@ def test_poison_round_is_isolated_and_settles_once_repaired(broker, workers, gam
     assert returned(results, "settlement.sweep") == [0, 4]
     assert Round.objects.get(pk=bad_round).status == RoundStatus.DEALT
 
-    query(POISON_DOWN)  # repaired; an operator settles the round by id
+    query(POISON_DOWN, owner=True)  # repaired; an operator settles the round by id
     settle_rounds.delay([bad_round])
     results = workers.wait_for_results(3)
     assert returned(results, "settlement.settle_rounds") == [1]
