@@ -55,8 +55,9 @@ def pytest_runtest_setup(item):
 def postgres(transactional_db):
     """The test runs on the real PostgreSQL (DATABASE_URL=postgres://...), with committed data.
 
-    The flush after such a test empties every table; post_migrate then re-creates the content
-    types, permissions and role groups, so later tests find their roles.
+    The flush after such a test empties every table (as the tables' owner: tests/app_role.py);
+    post_migrate then re-creates the content types, permissions and role groups, so later tests
+    find their roles.
     """
     from django.db import connection
 
