@@ -6,11 +6,13 @@ from decimal import Decimal
 import pytest
 import redis
 from django.contrib.auth.models import Group, User
+from django.test import TransactionTestCase
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from backoffice.roles import STAFF_ROLES, Role
 from games import services as game_services
+from tests import app_role
 from wallet import services as wallet_services
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
@@ -24,12 +26,38 @@ def service_missing(message: str):
     pytest.skip(message)
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """On PostgreSQL the tests run as the application role (tests/app_role.py); a transactional
+    test's flush (TRUNCATE, which the role may not) runs as the owner."""
+    flush = TransactionTestCase._fixture_teardown
+
+    def flush_as_owner(test_case):
+        with app_role.as_owner():
+            flush(test_case)
+
+    with django_db_blocker.unblock():
+        app_role.start()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TransactionTestCase, "_fixture_teardown", flush_as_owner)
+        yield
+    app_role.stop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    """A test marked ``owner`` runs as the tables' owner from before its transaction begins."""
+    app_role.login("owner" if item.get_closest_marker("owner") else "app")
+    return (yield)
+
+
 @pytest.fixture
 def postgres(transactional_db):
     """The test runs on the real PostgreSQL (DATABASE_URL=postgres://...), with committed data.
 
-    The flush after such a test empties every table; post_migrate then re-creates the content
-    types, permissions and role groups, so later tests find their roles.
+    The flush after such a test empties every table (as the tables' owner: tests/app_role.py);
+    post_migrate then re-creates the content types, permissions and role groups, so later tests
+    find their roles.
     """
     from django.db import connection
 

@@ -13,7 +13,8 @@ from tests.settlement.faults import MESSAGE, held_round  # noqa: F401
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry
 
-pytestmark = pytest.mark.django_db
+# On PostgreSQL the fault is a trigger on the accounts table, which only the tables' owner may create.
+pytestmark = [pytest.mark.django_db, pytest.mark.owner]
 
 
 def held_bets():

@@ -16,6 +16,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.db import connection
@@ -84,9 +85,12 @@ def config_for(seeded: dict, path: Path) -> Path:
 
 @pytest.fixture
 def server(seeded, tmp_path):
-    """gunicorn on the test database (committed data: the ``postgres`` fixture), throttling off."""
+    """gunicorn on the test database (committed data: the ``postgres`` fixture), throttling off; it logs
+    in as the tests do (the application role)."""
     database = connection.settings_dict
-    env = {**os.environ, "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/"
+    credentials = quote(database["USER"], safe="") + (f":{quote(database['PASSWORD'], safe='')}"
+                                                        if database["PASSWORD"] else "")
+    env = {**os.environ, "DATABASE_URL": f"postgres://{credentials}@{database['HOST']}:{database['PORT']}/"
            f"{database['NAME']}", "SECRET_KEY": "schemathesis-run-only-" + "k" * 40, "HTTPS_ONLY": "0",
            # The production rule of webhook URLs (the tests' default lets them post to a local receiver).
            "WEBHOOK_ALLOW_HTTP": "0", "WEBHOOK_BLOCK_PRIVATE": "1",

@@ -1,16 +1,19 @@
 """The application's database role cannot rewrite history: on the append-only tables it can read and
-append, and nothing else, whatever the triggers."""
+append, and nothing else, whatever the triggers. And the PostgreSQL pass runs as that role."""
 
 import psycopg
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import ProgrammingError, connection, transaction
 
 from audit.services import audit_head_sign, audit_record
+from tests import app_role
 from tests.audit.helpers import sequence_all
+from tests.conftest import service_missing
 
 pytestmark = pytest.mark.services
-ROLE, PASSWORD = "baccarat_w11_test_app", "app-test-password"
+# A role of this test's own beside the pass's (both cluster-wide: named after $TEST_APP_ROLE).
+ROLE, PASSWORD = f"{app_role.APP_ROLE}_probe", "app-test-password"
 APPEND_ONLY = {"games_auditevent": "reason", "audit_auditleaf": "hash", "audit_audithead": "signature",
                "settlement_ledgerentry": "id"}  # table: a column to rewrite
 
@@ -21,13 +24,14 @@ def app_connection(postgres, funded_account):
     audit_record(actor="system:test", action="test.event", object_type="t", object_id="1")
     sequence_all()
     audit_head_sign()
-    call_command("db_roles", ROLE, "--password", PASSWORD)
+    with app_role.as_owner():
+        call_command("db_roles", ROLE, "--password", PASSWORD)
     settings = connection.settings_dict
     app = psycopg.connect(host=settings["HOST"], port=settings["PORT"] or 5432, dbname=settings["NAME"],
                           user=ROLE, password=PASSWORD, autocommit=True)
     yield app
     app.close()
-    with connection.cursor() as cursor:
+    with app_role.as_owner(), connection.cursor() as cursor:
         cursor.execute(f"DROP OWNED BY {ROLE}")
         cursor.execute(f"DROP ROLE {ROLE}")
 
@@ -53,5 +57,30 @@ def test_the_application_role_owns_nothing_and_is_no_superuser(app_connection):
 
 
 def test_running_it_again_updates_the_role(app_connection):
-    call_command("db_roles", ROLE, "--password", PASSWORD + "-2")
+    with app_role.as_owner():
+        call_command("db_roles", ROLE, "--password", PASSWORD + "-2")
     assert app_connection.execute("SELECT 1").fetchone() == (1,)
+
+
+@pytest.mark.parametrize("database", ["db", "postgres"])  # in the test's transaction, and committed
+def test_the_postgresql_pass_runs_as_the_application_role(request, database):
+    """An ordinary test's connection (and the services it calls) is the application role's: the
+    account is made and funded through the services, and the role may not rewrite history."""
+    request.getfixturevalue(database)
+    if connection.vendor != "postgresql":
+        service_missing("needs PostgreSQL: run with DATABASE_URL=postgres://...")
+    request.getfixturevalue("funded_account")("player-1", "10.00")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_user")
+        assert cursor.fetchone() == (app_role.APP_ROLE,)
+        for statement in ("UPDATE games_auditevent SET reason = reason", "TRUNCATE settlement_ledgerentry"):
+            with pytest.raises(ProgrammingError, match="permission denied"), transaction.atomic():
+                cursor.execute(statement)
+
+
+@pytest.mark.owner
+def test_a_test_marked_owner_runs_as_the_tables_owner(postgres):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_user, (SELECT tableowner FROM pg_tables WHERE tablename = 'games_auditevent')")
+        user, owner = cursor.fetchone()
+    assert user == owner != app_role.APP_ROLE

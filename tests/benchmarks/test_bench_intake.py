@@ -17,6 +17,7 @@ from django.db import connection
 
 from benchmarks.database import drop_database, server_connection
 from benchmarks.intake.client import Phase, http_request
+from tests import app_role
 
 # A database of its own beside the settlement bench's (TEST_BENCH_DATABASE ends in "bench").
 BENCH_DATABASE = os.environ.get("TEST_BENCH_DATABASE", "baccarat_test_bench").removesuffix("bench") + "intake_bench"
@@ -45,7 +46,7 @@ def test_a_phase_counts_only_the_expected_statuses():
 
 @pytest.mark.services
 def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
-    params = postgres.settings_dict
+    params = app_role.owner_settings()  # the benchmark creates, migrates and drops its own database
     credentials = params["USER"] + (f":{params['PASSWORD']}" if params["PASSWORD"] else "")
     database_url = f"postgres://{credentials}@{params['HOST']}:{params['PORT'] or 5432}/{BENCH_DATABASE}"
     broker = f"{redis_url.rsplit('/', 1)[0]}/{BENCH_BROKER_DB}"

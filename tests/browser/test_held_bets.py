@@ -10,7 +10,8 @@ from tests.settlement.faults import MESSAGE, AccountFault
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry
 
-pytestmark = pytest.mark.browser
+# On PostgreSQL the fault is a trigger on the accounts table, which only the tables' owner may create.
+pytestmark = [pytest.mark.browser, pytest.mark.owner]
 
 
 def test_operator_finds_a_held_bet_and_settles_it(page, live_server, sign_in, shot, operator, game, play,

@@ -23,7 +23,8 @@ from tests.settlement.test_services import assert_ledger_invariant, open_round_w
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 
-pytestmark = pytest.mark.django_db
+# On PostgreSQL the fault is a trigger on the accounts table, which only the tables' owner may create.
+pytestmark = [pytest.mark.django_db, pytest.mark.owner]
 
 
 def assert_aggregates_match_the_raw_rows():

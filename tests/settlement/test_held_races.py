@@ -17,7 +17,8 @@ from tests.settlement.test_services import assert_ledger_invariant, open_round_w
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+# On PostgreSQL the fault is a trigger on the accounts table, which only the tables' owner may create.
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.owner]
 
 
 def test_two_operators_at_once_pay_a_held_bet_once(postgres, game, integration, funded_account, monkeypatch):

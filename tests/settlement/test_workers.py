@@ -28,6 +28,7 @@ from games.choices import RoundStatus
 from games.models import Bet, Round
 from settlement.models import SettlementBatch
 from settlement.tasks import settle_rounds, sweep
+from tests import app_role
 from tests.settlement.workers import (
     RETRIED,
     Workers,
@@ -114,6 +115,8 @@ def test_worker_killed_mid_batch_then_another_worker_and_a_sweep(broker, workers
         [(pid, _name, sql)] = wait_for(lambda: lock_waiters(w1.application_name), 20,
                                        "w1 to wait for the account lock")
         assert "settlement_account" in sql and "FOR UPDATE" in sql
+        # The worker logs in as the application role, as in production (tests/app_role.py).
+        assert query("SELECT usename FROM pg_stat_activity WHERE pid = %s", [pid]) == [(app_role.APP_ROLE,)]
         # Mid-batch: w1's transaction holds the first round it claimed; the others are free.
         free = {row[0] for row in query("SELECT id FROM games_round WHERE id = ANY(%s) FOR UPDATE SKIP LOCKED",
                                         [rounds])}
@@ -319,13 +322,14 @@ POISON_DOWN = "DROP TRIGGER IF EXISTS test_poison_bet ON games_bet; DROP FUNCTIO
 
 @pytest.fixture
 def poison():
-    """poison(bet_id): the database refuses to update that bet (a fault in the database, not a mock)."""
+    """poison(bet_id): the database refuses to update that bet (a fault in the database, not a mock,
+    put there by the tables' owner: the application role may not create triggers)."""
 
     def install(bet_id: int):
-        query(POISON_UP.format(bet_id=int(bet_id)))
+        query(POISON_UP.format(bet_id=int(bet_id)), owner=True)
 
     yield install
-    query(POISON_DOWN)
+    query(POISON_DOWN, owner=True)
 
 
 def test_poison_round_is_isolated_and_settles_once_repaired(broker, workers, game, integration, funded_account,
@@ -354,7 +358,7 @@ def test_poison_round_is_isolated_and_settles_once_repaired(broker, workers, gam
     assert returned(results, "settlement.sweep") == [0, 4]
     assert Round.objects.get(pk=bad_round).status == RoundStatus.DEALT
 
-    query(POISON_DOWN)  # repaired; an operator settles the round by id
+    query(POISON_DOWN, owner=True)  # repaired; an operator settles the round by id
     settle_rounds.delay([bad_round])
     results = workers.wait_for_results(3)
     assert returned(results, "settlement.settle_rounds") == [1]

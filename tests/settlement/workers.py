@@ -25,6 +25,7 @@ from games.choices import BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
 from games.models import Bet, Round
 from settlement.models import SettlementBatch
+from tests import app_role
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 
@@ -52,9 +53,10 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.05):
 
 # --- The database, seen from outside Django's connection ----------------------------------------
 
-def conninfo(application_name: str = "") -> dict:
-    """psycopg connection arguments for the test database (pytest-django's, e.g. test_baccarat)."""
-    settings = connection.settings_dict
+def conninfo(application_name: str = "", *, owner: bool = False) -> dict:
+    """psycopg connection arguments for the test database (pytest-django's, e.g. test_baccarat), as
+    the tests log in (the application role), or as the tables' owner."""
+    settings = app_role.owner_settings() if owner else connection.settings_dict
     info = {"dbname": settings["NAME"], "user": settings["USER"] or "postgres", "host": settings["HOST"] or "",
             "port": str(settings["PORT"] or "")}
     if settings["PASSWORD"]:
@@ -76,9 +78,9 @@ def database_url(application_name: str) -> str:
             f"?application_name={quote(application_name, safe='')}")
 
 
-def query(sql: str, params=None) -> list:
+def query(sql: str, params=None, *, owner: bool = False) -> list:
     """One statement on a connection of its own (autocommit), so it sees what others committed."""
-    with psycopg.connect(**conninfo("test-probe"), autocommit=True) as probe:
+    with psycopg.connect(**conninfo("test-probe", owner=owner), autocommit=True) as probe:
         cursor = probe.execute(sql, params)
         return cursor.fetchall() if cursor.description else []
 

@@ -27,6 +27,7 @@ def foreign_key_columns(connection, table) -> set:
 
 
 @pytest.mark.services
+@pytest.mark.owner  # migrating is the owner's
 def test_the_indexes_go_and_come_back_the_constraints_stay(postgres):
     for table, columns in GONE.items():
         assert not set(columns) & single_column_indexes(postgres, table), table
