@@ -7,7 +7,8 @@ from games.models import Bet
 from tests.settlement.faults import held_round  # noqa: F401
 from webhooks.models import Event
 
-pytestmark = pytest.mark.django_db
+# On PostgreSQL the fault is a trigger on the accounts table, which only the tables' owner may create.
+pytestmark = [pytest.mark.django_db, pytest.mark.owner]
 
 
 def test_a_held_bet_is_reported_settled_only_once_an_operator_settles_it(receiver, endpoint, operator, request):
