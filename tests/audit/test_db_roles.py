@@ -62,20 +62,27 @@ def test_running_it_again_updates_the_role(app_connection):
     assert app_connection.execute("SELECT 1").fetchone() == (1,)
 
 
-@pytest.mark.parametrize("database", ["db", "postgres"])  # in the test's transaction, and committed
-def test_the_postgresql_pass_runs_as_the_application_role(request, database):
-    """An ordinary test's connection (and the services it calls) is the application role's: the
-    account is made and funded through the services, and the role may not rewrite history."""
-    request.getfixturevalue(database)
+def assert_the_application_role_runs_the_test():
+    """The connection (and the services called through it) is the application role's, which may
+    not rewrite history."""
     if connection.vendor != "postgresql":
         service_missing("needs PostgreSQL: run with DATABASE_URL=postgres://...")
-    request.getfixturevalue("funded_account")("player-1", "10.00")
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_user")
         assert cursor.fetchone() == (app_role.APP_ROLE,)
         for statement in ("UPDATE games_auditevent SET reason = reason", "TRUNCATE settlement_ledgerentry"):
             with pytest.raises(ProgrammingError, match="permission denied"), transaction.atomic():
                 cursor.execute(statement)
+
+
+def test_the_postgresql_pass_runs_as_the_application_role(db, funded_account):
+    funded_account("player-1", "10.00")  # in the test's transaction, through the services
+    assert_the_application_role_runs_the_test()
+
+
+def test_a_test_with_committed_data_runs_as_the_application_role(postgres, funded_account):
+    funded_account("player-1", "10.00")  # committed; the flush afterwards is the owner's
+    assert_the_application_role_runs_the_test()
 
 
 @pytest.mark.owner
