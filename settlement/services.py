@@ -62,10 +62,7 @@ def settlement_sweep(*, round_ids=None, worker: str | None = None) -> SweepResul
             if len(claimed) == 1 and not _connection_error(error):
                 _settle_bet_by_bet(claimed[0], error, worker, result)
             else:
-                _record_failure(claimed, error, worker)
-                if _connection_error(error):
-                    raise
-                result.failed_batches += 1
+                _failed(claimed, error, worker, result)
                 for round_id in claimed:
                     _settle_alone(round_id, worker, result)
             if round_ids is not None:
@@ -73,12 +70,25 @@ def settlement_sweep(*, round_ids=None, worker: str | None = None) -> SweepResul
             continue
         if batch is None:
             return result
-        result.settled_rounds += batch.rounds
-        result.batches += 1
+        _counted(batch, result)
 
 
 def _connection_error(error: Exception) -> bool:
     return isinstance(error, (OperationalError, InterfaceError))
+
+
+def _counted(batch, result: SweepResult) -> None:
+    if batch is not None:
+        result.settled_rounds += batch.rounds
+        result.batches += 1
+
+
+def _failed(round_ids: list, error: Exception, worker: str, result: SweepResult) -> None:
+    """Record the failure; an error of the connection itself is raised again, so the task retries."""
+    _record_failure(round_ids, error, worker)
+    if _connection_error(error):
+        raise error
+    result.failed_batches += 1
 
 
 def _settle_alone(round_id: int, worker: str, result: SweepResult) -> None:
@@ -88,15 +98,10 @@ def _settle_alone(round_id: int, worker: str, result: SweepResult) -> None:
     except Exception as error:  # noqa: BLE001
         if claimed and not _connection_error(error):
             _settle_bet_by_bet(round_id, error, worker, result)
-            return
-        _record_failure(claimed, error, worker)
-        if _connection_error(error):
-            raise
-        result.failed_batches += 1
+        else:
+            _failed(claimed, error, worker, result)
         return
-    if batch is not None:
-        result.settled_rounds += batch.rounds
-        result.batches += 1
+    _counted(batch, result)
 
 
 def _settle_bet_by_bet(round_id: int, cause: Exception, worker: str, result: SweepResult) -> None:
@@ -104,14 +109,9 @@ def _settle_bet_by_bet(round_id: int, cause: Exception, worker: str, result: Swe
     try:
         batch = round_settle_bet_by_bet(round_id=round_id, worker=worker, cause=cause)
     except Exception as error:  # noqa: BLE001
-        _record_failure([round_id], error, worker)
-        if _connection_error(error):
-            raise
-        result.failed_batches += 1
+        _failed([round_id], error, worker, result)
         return
-    if batch is not None:
-        result.settled_rounds += batch.rounds
-        result.batches += 1
+    _counted(batch, result)
 
 
 def _record_failure(round_ids: list, error: Exception, worker: str) -> None:
