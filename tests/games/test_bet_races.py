@@ -6,12 +6,11 @@ when requests arrive together, and count the statements of a new bet.
 """
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connection
 from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
 
@@ -24,27 +23,11 @@ from games.errors import Conflict
 from games.models import Bet, Round
 from settlement.services import settlement_sweep
 from tests.audit.helpers import sequence_all
+from tests.races import together
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-def together(calls):
-    """Run the calls at once, each in a thread with its own connection: their results (or errors), in order."""
-    barrier = threading.Barrier(len(calls))
-
-    def run(call):
-        try:
-            barrier.wait()
-            return call()
-        except Exception as error:  # noqa: BLE001 - the test inspects every outcome
-            return error
-        finally:
-            connections.close_all()
-
-    with ThreadPoolExecutor(len(calls)) as pool:
-        return list(pool.map(run, calls))
 
 
 def place(round_id, client, key, account="p1", stake="10.00", bet_type="PLAYER"):

@@ -1,17 +1,14 @@
 """Two operators settling the same held bet at once, on PostgreSQL with committed data: it is paid
 once (the round's row lock orders them; the second finds it no longer held)."""
 
-import threading
-
 import pytest
-from django.db import connection
 
 from backoffice.roles import Role
 from games.choices import BetStatus, RoundStatus
-from games.errors import Conflict
 from games.models import Bet, Round
 from settlement import services
 from tests.conftest import make_user
+from tests.races import conflict_codes, together
 from tests.settlement.faults import BETS, AccountFault
 from tests.settlement.test_services import assert_ledger_invariant, open_round_with_bets
 from wallet.choices import LedgerKind
@@ -35,25 +32,10 @@ def test_two_operators_at_once_pay_a_held_bet_once(postgres, game, integration, 
     assert held and all(bet.account_id == accounts["carol"].pk for bet in held)
     operators = [make_user(f"operator-{n}", Role.OPERATOR) for n in range(2)]
     for bet in held:
-        start = threading.Barrier(len(operators))
-        outcomes = []
-
-        def settle(user, bet_id=bet.pk, start=start, outcomes=outcomes):
-            start.wait()
-            try:
-                services.held_bet_settle(bet_id=bet_id, actor=user, reason="fault fixed")
-                outcomes.append("settled")
-            except Conflict as conflict:
-                outcomes.append(conflict.code)
-            finally:
-                connection.close()
-
-        threads = [threading.Thread(target=settle, args=(user,)) for user in operators]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert sorted(outcomes) == ["not_held", "settled"]
+        outcomes = together([
+            lambda user=user, bet_id=bet.pk: services.held_bet_settle(bet_id=bet_id, actor=user, reason="fault fixed")
+            for user in operators])
+        assert conflict_codes(outcomes, "settled") == ["not_held", "settled"]
         assert LedgerEntry.objects.filter(bet_id=bet.pk, kind=LedgerKind.PAYOUT).count() == 1
     assert not Bet.objects.filter(status=BetStatus.HELD).exists()
     assert_ledger_invariant()
