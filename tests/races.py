@@ -1,0 +1,38 @@
+"""Running calls at once, for the race tests on PostgreSQL."""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from django.db import connections
+
+from games.errors import Conflict
+
+
+def together(calls):
+    """Run the calls at once, each in a thread with its own connection: their results (or errors), in order."""
+    barrier = threading.Barrier(len(calls))
+
+    def run(call):
+        try:
+            barrier.wait()
+            return call()
+        except Exception as error:  # noqa: BLE001 - the test inspects every outcome
+            return error
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(run, calls))
+
+
+def conflict_codes(outcomes, done: str) -> list:
+    """``done`` for each call that returned, the code of each Conflict, sorted; any other error is raised."""
+    codes = []
+    for outcome in outcomes:
+        if isinstance(outcome, Conflict):
+            codes.append(outcome.code)
+        elif isinstance(outcome, Exception):
+            raise outcome
+        else:
+            codes.append(done)
+    return sorted(codes)
