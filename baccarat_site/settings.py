@@ -269,4 +269,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # Django's own loggers keep INFO and their handlers otherwise, so LOG_LEVEL would not hold back
+    # their messages (one warning for every 404) and, with DEBUG, each would print twice.
+    "loggers": {"django": {"level": os.environ.get("LOG_LEVEL", "INFO")}},
 }

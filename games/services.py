@@ -392,19 +392,22 @@ def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, 
         return _replayed(earlier, round_id, wanted), False
 
 
-@transaction.atomic
 def _bet_accept(*, round_id: int, wanted: WantedBet, client) -> Bet:
-    """BEGIN, one read, one write with its audit event, COMMIT (see games/writes.py for the write)."""
-    round_, account = selectors.round_for_bet(round_id=round_id, account_external_id=wanted.account_external_id)
-    refusal = _refusal(round_, account, account and account.balance, wanted)
-    if refusal:
-        raise refusal
-    bet = _new_bet(round_, account, wanted, client, timezone.now())
-    if not writes.bet_insert(bet, actor=client, action=AuditAction.BET_ACCEPTED, after=_accepted(bet)):
-        # Since the read, a deal or a void closed the round, or concurrent bets spent the balance.
-        round_.refresh_from_db(fields=["status"])
-        raise _refusal(round_, account, account.balance, wanted) or _balance_exceeded()
-    return bet
+    """One read, then one write with its audit event (games/writes.py). On PostgreSQL the write is a
+    single statement, and so its own transaction: a new bet is two statements, with no BEGIN or
+    COMMIT to wait for."""
+    with writes.bet_transaction():
+        round_, account = selectors.round_for_bet(round_id=round_id,
+                                                  account_external_id=wanted.account_external_id)
+        refusal = _refusal(round_, account, account and account.balance, wanted)
+        if refusal:
+            raise refusal
+        bet = _new_bet(round_, account, wanted, client, timezone.now())
+        if not writes.bet_insert(bet, actor=client, action=AuditAction.BET_ACCEPTED, after=_accepted(bet)):
+            # Since the read, a deal or a void closed the round, or concurrent bets spent the balance.
+            round_.refresh_from_db(fields=["status"])
+            raise _refusal(round_, account, account.balance, wanted) or _balance_exceeded()
+        return bet
 
 
 def bets_place(*, round_id: int, items: dict, client) -> dict:

@@ -4,13 +4,16 @@ on PostgreSQL.
 It is wallet.services.ledger_post and audit.services.audit_record fused with the bet's insert, for
 the one path where the number of statements is the cost: the round is taken FOR SHARE and
 re-checked OPEN (games/locks.py says why), the balance is debited only if it covers the stake, and
-the bet, the ledger entry and the event are inserted only if both held, all in one statement.
-Elsewhere (the embedded SQLite, whose transactions take the database's write lock when they begin,
+the bet, the ledger entry and the event are inserted only if both held, all in one statement, which
+is its own transaction: the read before it needs none, since the statement checks again what it
+relies on. Elsewhere (the embedded SQLite, whose transactions take the database's write lock when they begin,
 so what the caller read still holds) the same work is done by the ORM through ledger_post and
 audit_record.
 """
 
-from django.db import connection
+import contextlib
+
+from django.db import connection, transaction
 
 from audit.models import AuditEvent
 from audit.services import audit_event_columns, audit_record, audit_written
@@ -48,6 +51,15 @@ _BET_INSERT = f"""
     FROM bet, debit
     RETURNING bet_id, balance_after
 """
+
+
+def bet_transaction():
+    """What a bet's read and write run in: on PostgreSQL nothing (the write is one statement), unless
+    already inside a transaction, where a savepoint keeps a refused insert from breaking it; elsewhere
+    one transaction around both."""
+    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+        return contextlib.nullcontext()
+    return transaction.atomic()
 
 
 def bet_insert(bet: Bet, *, actor, action: str, after: dict) -> bool:

@@ -16,6 +16,7 @@ from backoffice.api.views import (
     ApiView,
     get_or_404,
     held_response,
+    represented,
     validated,
 )
 from backoffice.approval_gate import Held, submit
@@ -48,7 +49,7 @@ class GameDetailView(ApiView):
     @extend_schema(tags=["games"], summary="A game instance",
                    responses={200: s.GameSerializer, **READ_ERRORS, **NOT_FOUND})
     def get(self, request, slug):
-        return Response(s.GameSerializer(get_or_404(selectors.game_get, slug=slug)).data)
+        return Response(represented(s.GameSerializer, get_or_404(selectors.game_get, slug=slug)))
 
     @extend_schema(tags=["games"], summary="Change a game's configuration (a reason is required)",
                    request=s.GameUpdateSerializer,
@@ -174,7 +175,8 @@ class RoundBetsView(ApiView):
             bet_type=data["bet_type"], stake=data["stake"], idempotency_key=data["idempotency_key"],
             client=request.user,
         )
-        return Response(s.BetSerializer(bet).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(represented(s.BetSerializer, bet),
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class RoundBetsBulkView(ApiView):
@@ -201,14 +203,11 @@ class RoundBetsBulkView(ApiView):
             checked[index] = {"account_external_id": data["account"], "bet_type": data["bet_type"],
                               "stake": data["stake"], "idempotency_key": data["idempotency_key"]}
         outcomes = get_or_404(services.bets_place, round_id=round_id, items=checked, client=request.user)
-        placed = [(index, outcome) for index, outcome in outcomes.items() if outcome.error is None]
-        # One serializer for every bet: building a model serializer's fields costs more than using them.
-        bodies = s.BetSerializer([outcome.bet for _, outcome in placed], many=True).data
-        for (index, outcome), body in zip(placed, bodies, strict=True):
-            results[index] = {"status": status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
-                              "bet": body}
         for index, outcome in outcomes.items():
-            if outcome.error is not None:
+            if outcome.error is None:
+                results[index] = {"status": status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
+                                  "bet": represented(s.BetSerializer, outcome.bet)}
+            else:
                 code, errors = error_status_and_body(outcome.error)
                 results[index] = {"status": code, "errors": errors}
         return Response({"results": [results[index] for index in range(len(items))]})
@@ -269,4 +268,4 @@ class BetDetailView(ApiView):
 
     @extend_schema(tags=["bets"], summary="A bet", responses={200: s.BetSerializer, **READ_ERRORS, **NOT_FOUND})
     def get(self, request, bet_id):
-        return Response(s.BetSerializer(get_or_404(selectors.bet_get, bet_id=bet_id)).data)
+        return Response(represented(s.BetSerializer, get_or_404(selectors.bet_get, bet_id=bet_id)))

@@ -1,4 +1,4 @@
-"""Token authentication: the token, its user and the user's permissions in two statements, read
+"""Token authentication: the token, its user and the user's permissions in one statement, read
 afresh for every request (a role taken away holds from the next request on)."""
 
 import pytest
@@ -6,8 +6,9 @@ from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group, Permission, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
 
-from backoffice.api.authentication import prime_permissions
+from backoffice.api.authentication import TokenAuthentication
 from backoffice.roles import Role
 from tests.api.helpers import API
 from tests.conftest import make_user
@@ -15,14 +16,14 @@ from tests.conftest import make_user
 pytestmark = pytest.mark.django_db
 
 
-def test_a_request_reads_the_token_user_and_permissions_in_two_statements(as_support):
+def test_a_request_reads_the_token_user_and_permissions_in_one_statement(as_support):
     with CaptureQueriesContext(connection) as queries:
         response = as_support.get(API + "/games/")
     assert response.status_code == 200, response.content
     statements = [query["sql"] for query in queries.captured_queries]
-    assert "authtoken_token" in statements[0] and "auth_user" in statements[0], statements
-    assert "auth_permission" in statements[1], statements
-    assert not any("auth_permission" in statement for statement in statements[2:]), statements
+    assert all(table in statements[0] for table in ("authtoken_token", "auth_user", "auth_permission")), statements
+    assert not any(table in statement for statement in statements[1:]
+                   for table in ("authtoken_token", "auth_permission")), statements
 
 
 def test_a_role_taken_away_holds_from_the_next_request(api_as, support):
@@ -69,7 +70,13 @@ def test_the_permissions_read_are_those_django_would_read(role):
         user.is_superuser = True
         user.save()
     user.user_permissions.add(Permission.objects.get(content_type__app_label="auth", codename="view_user"))
-    primed = User.objects.get(pk=user.pk)
-    prime_permissions(primed)
-    assert primed._perm_cache == ModelBackend().get_all_permissions(User.objects.get(pk=user.pk))
-    assert "auth.view_user" in primed._perm_cache
+    authenticated, _ = TokenAuthentication().authenticate_credentials(Token.objects.create(user=user).key)
+    assert authenticated._perm_cache == ModelBackend().get_all_permissions(User.objects.get(pk=user.pk))
+    assert "auth.view_user" in authenticated._perm_cache
+
+
+def test_a_user_without_permissions_holds_none(api_as):
+    user = make_user("nobody", None)
+    authenticated, _ = TokenAuthentication().authenticate_credentials(Token.objects.create(user=user).key)
+    assert authenticated._perm_cache == set()
+    assert api_as(user).get(API + "/games/").status_code == 403

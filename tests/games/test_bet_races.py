@@ -12,6 +12,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import Sum
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from audit.choices import AuditAction
@@ -160,22 +161,26 @@ def test_bulk_requests_racing_on_one_account_never_overspend(postgres, game, int
     assert_ledger_matches_balances()
 
 
-def test_a_new_bet_is_four_statements(postgres, game, integration, funded_account):
-    """BEGIN, the read, the write (debit, bet, stake entry and audit event), COMMIT: the bet's
-    transaction. What runs after its commit (the audit sequencer) is not part of it."""
+def test_a_new_bet_is_two_statements_and_no_transaction_around_them(postgres, game, integration, funded_account):
+    """The read, then the write (debit, bet, stake entry and audit event) as one statement, which is
+    its own transaction: no BEGIN or COMMIT round trip. What runs after its commit (the audit
+    sequencer) is not part of it."""
     funded_account("p1", "100.00")
     round_ = services.round_open(game_id=game.pk, actor=integration)
-    with CaptureQueriesContext(connection) as bet:
+    assert connection.get_autocommit() and not connection.in_atomic_block
+    with override_settings(AUDIT_SEQUENCE_ON_COMMIT=False), CaptureQueriesContext(connection) as bet:
         services.bet_place(round_id=round_.pk, account_external_id="p1", bet_type="TIE", stake="1.00",
                            idempotency_key="counted", client=integration)
-    captured = [query["sql"] for query in bet.captured_queries]
-    assert captured[0] == "BEGIN", captured
-    statements = captured[: captured.index("COMMIT") + 1]
-    assert len(statements) == 4, statements
-    own = statements
+    own = [query["sql"] for query in bet.captured_queries]
+    assert len(own) == 2, own
+    assert f"FROM {Round._meta.db_table} r" in own[0], own
+    assert f"INSERT INTO {LedgerEntry._meta.db_table}" in own[1], own
+    assert not any(sql in ("BEGIN", "COMMIT") for sql in own), own
     # No lock wider than the round's shared gate and the rows the bet changes.
     assert not any("FOR UPDATE" in sql or "pg_advisory_xact_lock(" in sql for sql in own), own
     assert sum("FOR SHARE" in sql for sql in own) == 1, own
+    assert Bet.objects.get(idempotency_key="counted").status == BetStatus.PENDING
+    assert Account.objects.get(external_id="p1").balance == Decimal("99.00")
 
 
 def test_the_bet_s_own_audit_event_is_the_one_audit_record_would_write(postgres, game, integration,
