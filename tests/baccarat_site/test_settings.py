@@ -40,7 +40,7 @@ def test_a_broker_url_turns_off_in_process_tasks():
             "print(settings.CELERY_TASK_ALWAYS_EAGER, settings.DATABASES['default']['ENGINE'])")
     result = run("-c", code, DJANGO_SETTINGS_MODULE="baccarat_site.settings", SECRET_KEY="k",
                  CELERY_BROKER_URL="redis://127.0.0.1:6379/0", DATABASE_URL="postgres://u@h:5432/d")
-    assert result.stdout.split() == ["False", "django.db.backends.postgresql"]
+    assert result.stdout.split() == ["False", "dbutils.postgresql"]
 
 
 PRODUCTION = {"SECRET_KEY": "k" * 20 + "-production-only-0123456789-abcdefghijklmnop",
