@@ -116,6 +116,14 @@ else:
         # Django's backend, whose health check asks the server only when the socket says something
         # happened (dbutils/postgresql/base.py): a round trip less on every request.
         DATABASES["default"]["ENGINE"] = "dbutils.postgresql"
+        # Parameters bound on the server, and a statement run PREPARE_THRESHOLD times on a connection
+        # prepared: PostgreSQL then plans the hot statements (a bet's, a token's) once per connection
+        # instead of once per request, half of what a bet cost it. 0 binds on the client, Django's
+        # default, for a connection pooler that cannot keep prepared statements.
+        DATABASE_PREPARE_THRESHOLD = int(os.environ.get("DATABASE_PREPARE_THRESHOLD", "5"))
+        if DATABASE_PREPARE_THRESHOLD:
+            DATABASES["default"].setdefault("OPTIONS", {}).update(
+                {"server_side_binding": True, "prepare_threshold": DATABASE_PREPARE_THRESHOLD})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A user name is locked out after LOGIN_FAILURE_LIMIT failed log-ins, for LOGIN_LOCKOUT_SECONDS

@@ -5,11 +5,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PROJECT = Path(__file__).resolve().parents[2]
 
 
 def run(*args, **env):
-    clean = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "DATABASE_URL")}
+    unset = ("SECRET_KEY", "DEBUG", "DATABASE_URL", "DATABASE_PREPARE_THRESHOLD")
+    clean = {k: v for k, v in os.environ.items() if k not in unset}
     return subprocess.run([sys.executable, *args], cwd=PROJECT, env={**clean, **env},
                           capture_output=True, text=True, timeout=120)
 
@@ -99,3 +102,13 @@ def test_make_prod_uses_a_random_key_made_once_and_readable_by_its_owner_only(tm
     dry_run = subprocess.run(["make", "-n", "prod-web", f"SECRET_KEY_FILE={first}"], cwd=PROJECT,
                              capture_output=True, text=True, timeout=60).stdout
     assert f"cat {first}" in dry_run and "hostname" not in dry_run
+
+
+@pytest.mark.parametrize(("threshold", "options"), [(None, "True 5"), ("0", "None None"), ("3", "True 3")])
+def test_postgresql_statements_are_bound_on_the_server_and_prepared_unless_turned_off(threshold, options):
+    code = ("import django; django.setup(); from django.conf import settings; o = settings.DATABASES['default']"
+            "['OPTIONS']; print(o.get('server_side_binding'), o.get('prepare_threshold'))")
+    env = {"DATABASE_PREPARE_THRESHOLD": threshold} if threshold else {}
+    result = run("-c", code, DJANGO_SETTINGS_MODULE="baccarat_site.settings", SECRET_KEY="k",
+                 DATABASE_URL="postgres://u@h:5432/d", **env)
+    assert result.stdout.split() == options.split(), result.stderr

@@ -200,3 +200,17 @@ def test_the_bet_s_own_audit_event_is_the_one_audit_record_would_write(postgres,
     assert event.xact_id is not None
     sequence_all()
     assert AuditLeaf.objects.filter(event=event).exists()
+
+
+def test_a_bet_s_statements_are_prepared_once_run_a_few_times(postgres, game, integration, funded_account):
+    """Planned once per connection (DATABASE_PREPARE_THRESHOLD), not on every bet."""
+    funded_account("p1", "100.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+    for index in range(6):
+        services.bet_place(round_id=round_.pk, account_external_id="p1", bet_type="TIE", stake="1.00",
+                           idempotency_key=f"prepared-{index}", client=integration)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [statement for (statement,) in cursor.fetchall()]
+    assert any(f"FROM {Round._meta.db_table} r" in statement for statement in prepared), prepared
+    assert any(f"INSERT INTO {LedgerEntry._meta.db_table}" in statement for statement in prepared), prepared
