@@ -64,6 +64,15 @@ def fresh_database(say) -> None:
     say(f"created and migrated {params['NAME']}")
 
 
+def refresh_statistics() -> None:
+    """ANALYZE, as autovacuum keeps a production database's statistics fresh: without them the
+    planner takes a new database's tables for empty (autovacuum may be off on a test machine), and
+    a phase would measure a plan no production database would pick."""
+    with connections["default"].cursor() as cursor:
+        cursor.execute("ANALYZE")
+    connections.close_all()
+
+
 class Traffic:
     """The requests of each phase, each bet with a key of its own."""
 
@@ -111,7 +120,7 @@ def run(plan: Plan, *, say, write) -> None:
     client_id = data.User.objects.get(username="bench-game-server").pk
     params = dict(settings.DATABASES["default"])
     url = database_url(params["NAME"])
-    connections.close_all()
+    refresh_statistics()
     results = Results()
     say(f"SQL floor: pgbench, {plan.clients} clients, {plan.seconds:.0f} s")
     results.sql_floor = sql_floor(params, clients=plan.clients, seconds=int(plan.seconds),
@@ -136,11 +145,13 @@ def run(plan: Plan, *, say, write) -> None:
         ]
         for key, make, expected, size in phases:
             say(f"  {labels(plan)[key]}")
+            refresh_statistics()
             with WaitSampler(params) as sampler:
                 phase = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds, expected=expected)
             results.phases[key] = (phase, size)
             results.waits[key] = sampler.shares()
         if plan.lag_seconds:
+            refresh_statistics()
             results.lag = dealing_under_load(port, traffic, plan, rounds, results.phases["single"][0].per_second,
                                              say)
     connections.close_all()
