@@ -15,6 +15,7 @@ from django.utils import timezone
 from audit.choices import AuditAction
 from audit.services import audit_record, audit_record_many
 from audit.validators import required_reason
+from dbutils.updates import update_rows
 from games import locks, selectors, writes
 from games.choices import BetStatus, BetType, GameStatus, RoundStatus
 from games.engine import Dealer, server_seed_hash
@@ -303,7 +304,8 @@ def rounds_deal(*, round_ids, actor) -> list[Round]:
             raise Conflict("round", f"Round {round_.pk} is {round_.status}; it cannot be dealt.")
         _deal(round_, pairs[round_.seed_pair_id], dealt_at)
         dealt.append(round_)
-    Round.objects.bulk_update(dealt, DEALT_FIELDS)
+    update_rows(Round, DEALT_FIELDS, [(round_.pk, *(getattr(round_, name) for name in DEALT_FIELDS))
+                                      for round_ in dealt])
     audit_record_many(actor=actor, action=AuditAction.ROUND_DEALT,
                       changes=[(round_, {"cards": round_.cards, "outcome": round_.outcome}) for round_ in dealt])
     for pair in pairs.values():
