@@ -139,7 +139,7 @@ def share_rounds(round_ids) -> dict:
     rounds = Round.objects.select_related("game").in_bulk(round_ids)
     if len(rounds) != len(round_ids):
         raise Round.DoesNotExist(f"No round {', '.join(str(i) for i in round_ids if i not in rounds)}.")
-    return rounds
+    return {round_id: rounds[round_id] for round_id in round_ids}
 
 
 def lock_dealt_rounds(round_ids, limit: int, max_failures: int) -> list:
