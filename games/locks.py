@@ -9,7 +9,8 @@ order reads in one place. Writing an audit event takes no lock (audit.sequencer 
 they commit).
 
 A transaction takes a suffix of this order only, so no two transactions wait on each other in a
-cycle. Rounds and accounts are always locked in ascending id order for the same reason.
+cycle. Seed pairs (the set-based services take several), rounds and accounts are always locked in
+ascending id order for the same reason.
 
 A round is locked in one of two strengths. Whatever ends betting on it (deal, void) takes it
 FOR NO KEY UPDATE; a bet takes it FOR SHARE and reads it OPEN under that lock (both past the round's gate,

@@ -5,18 +5,22 @@
 Creates the role groups, one demo user per role (named after the role, with the password
 ``<role>-demo-password``, which is why it refuses to run without DEBUG unless ``--force``), four
 game instances (one suspended), twenty funded accounts, and plays rounds with random bets:
-``round_open``, ``bets_place`` (a round's bets in one bulk request), ``round_deal``, a few seed
+``rounds_open``, ``bets_place_rounds`` (the rounds' bets in one bulk request), ``rounds_deal``, a few seed
 rotations (so many rounds are verifiable), a few voided rounds and two configuration changes. Bet
 choices come from a fixed random seed, so runs are repeatable; server seeds come from the services
 (``secrets``).
 
 What makes thousands of rounds quick is doing the same work in fewer statements and transactions:
 a session's rounds commit together and the settlement sweep task settles them in one batch (no
-settlement task per dealt round), and the audit log is sequenced once after the play instead of
-after every commit. Every action is still the service's, with its checks and its audit event.
+settlement task per dealt round); within a session, the rounds chosen one after another are played
+together by the set-based services (``rounds_open``, ``bets_place_rounds``, ``rounds_deal``: a few
+statements each, whatever the number of rounds) until something must come between two rounds (a
+top-up, a void, a seed rotation, a configuration change); and the audit log is sequenced once after
+the play instead of after every commit. Every action is still the service's, with its checks and its
+audit event, and the demo is the one that playing round by round gives.
 
 The play is spread over the last ``--days`` days (``DemoClock``): sessions of rounds a few seconds
-apart, each settled right after it, so the dashboard's 30-day charts show trends, the RTP
+apart (rounds played together share the moment of the first), each settled right after it, so the dashboard's 30-day charts show trends, the RTP
 converging on theory and the configuration changes from the first look.
 
 Running it again tops up: existing users, games and accounts are kept, and only the rounds missing
