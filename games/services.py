@@ -292,10 +292,13 @@ def rounds_deal(*, round_ids, actor) -> list[Round]:
     does for one. A round already dealt changes nothing; a Conflict, with nothing dealt, when any is
     neither OPEN nor dealt.
     """
+    if not round_ids:
+        return []
     pairs = locks.lock_seed_pairs_of_rounds(round_ids)
     rounds = locks.lock_rounds(round_ids)
-    if len(rounds) != len(set(round_ids)):
-        raise Round.DoesNotExist(f"No round {', '.join(map(str, sorted(set(round_ids) - {r.pk for r in rounds})))}.")
+    missing = sorted(set(round_ids) - {round_.pk for round_ in rounds})
+    if missing:
+        raise Round.DoesNotExist(f"No round {', '.join(map(str, missing))}.")
     dealt_at, dealt = timezone.now(), []
     for round_ in rounds:
         if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
@@ -497,8 +500,8 @@ def bets_place(*, round_id: int, items: dict, client) -> dict:
 def bets_place_rounds(*, items_by_round: dict, client) -> dict:
     """bets_place for many rounds in one transaction: {round id: {index: fields}} → {round id:
     {index: BetOutcome}}, what bets_place round after round (ascending by id) would answer, in the
-    same few statements as one round's. Round.DoesNotExist, with nothing written, when any round is
-    missing.
+    few statements of one round's (besides, on PostgreSQL, one for each round's gate).
+    Round.DoesNotExist, with nothing written, when any round is missing.
     """
     outcomes = {round_id: {} for round_id in items_by_round}
     wanted = {round_id: {} for round_id in items_by_round}

@@ -199,9 +199,10 @@ class TestRoundsDeal:
             services.rounds_deal(round_ids=[first.pk, second.pk], actor=integration)
         assert Round.objects.get(pk=first.pk).status == RoundStatus.OPEN
         assert not AuditEvent.objects.filter(action="round.dealt").exists()
-        with pytest.raises(Round.DoesNotExist):
+        with pytest.raises(Round.DoesNotExist, match=str(second.pk + 1000)):
             services.rounds_deal(round_ids=[first.pk, second.pk + 1000], actor=integration)
         assert Round.objects.get(pk=first.pk).status == RoundStatus.OPEN
+        assert services.rounds_deal(round_ids=[], actor=integration) == []
 
 
 class TestLocks:

@@ -20,8 +20,9 @@ the play instead of after every commit. Every action is still the service's, wit
 audit event, and the demo is the one that playing round by round gives.
 
 The play is spread over the last ``--days`` days (``DemoClock``): sessions of rounds a few seconds
-apart (rounds played together share the moment of the first), each settled right after it, so the dashboard's 30-day charts show trends, the RTP
-converging on theory and the configuration changes from the first look.
+apart (rounds played together share the moment of the first), each settled right after it, so the
+dashboard's 30-day charts show trends, the RTP converging on theory and the configuration changes
+from the first look.
 
 Running it again tops up: existing users, games and accounts are kept, and only the rounds missing
 to reach ``--rounds`` are played.
