@@ -9,7 +9,8 @@ order reads in one place. Writing an audit event takes no lock (audit.sequencer 
 they commit).
 
 A transaction takes a suffix of this order only, so no two transactions wait on each other in a
-cycle. Rounds and accounts are always locked in ascending id order for the same reason.
+cycle. Seed pairs (the set-based services take several), rounds and accounts are always locked in
+ascending id order for the same reason.
 
 A round is locked in one of two strengths. Whatever ends betting on it (deal, void) takes it
 FOR NO KEY UPDATE; a bet takes it FOR SHARE and reads it OPEN under that lock (both past the round's gate,
@@ -36,8 +37,9 @@ from games.models import GameInstance, Round, RtpPolicy, SeedPair
 from wallet.locks import lock_account_balances, lock_accounts, lock_accounts_by_external_id
 
 __all__ = [
-    "lock_game", "lock_rtp_policy", "lock_active_seed_pair", "lock_seed_pair_of_round", "lock_round", "share_round",
-    "OPEN_ROUND_FOR_SHARE", "lock_dealt_rounds", "lock_accounts", "lock_account_balances",
+    "lock_game", "lock_rtp_policy", "lock_active_seed_pair", "lock_active_seed_pairs", "lock_seed_pair_of_round",
+    "lock_seed_pairs_of_rounds", "lock_round", "lock_rounds", "share_rounds", "OPEN_ROUND_FOR_SHARE",
+    "lock_dealt_rounds", "lock_accounts", "lock_account_balances",
     "lock_accounts_by_external_id",
 ]
 
@@ -80,12 +82,27 @@ def lock_active_seed_pair(game_id: int) -> SeedPair | None:
     )
 
 
+def lock_active_seed_pairs(game_ids) -> dict:
+    """The active pairs of these games, locked in ascending id order: {game id: pair}. A game whose
+    pair was retired while we waited for the lock (or that has none) is left out."""
+    pairs = (SeedPair.objects.select_for_update(no_key=True)
+             .filter(game_id__in=set(game_ids), retired_at__isnull=True).order_by("pk"))
+    return {pair.game_id: pair for pair in pairs}
+
+
 def lock_seed_pair_of_round(round_id: int) -> SeedPair:
     """The pair of a round, locked before the round itself (the fixed order): dealing and voiding
     hold it so that a retired pair's reveal sees every one of its rounds closed, and so that a
     rotation sees the open rounds as they are."""
     pair_id = Round.objects.filter(pk=round_id).values_list("seed_pair_id", flat=True).get()
     return SeedPair.objects.select_for_update(no_key=True).get(pk=pair_id)
+
+
+def lock_seed_pairs_of_rounds(round_ids) -> dict:
+    """lock_seed_pair_of_round for many rounds: their pairs, locked in ascending id order, {id: pair}."""
+    pair_ids = set(Round.objects.filter(pk__in=set(round_ids)).values_list("seed_pair_id", flat=True))
+    return {pair.pk: pair for pair in
+            SeedPair.objects.select_for_update(no_key=True).filter(pk__in=pair_ids).order_by("pk")}
 
 
 def lock_round(round_id: int) -> Round:
@@ -97,16 +114,33 @@ def lock_round(round_id: int) -> Round:
             .get(pk=round_id))
 
 
-def share_round(round_id: int) -> Round:
-    """The round with its game, held FOR SHARE until the transaction ends (bulk intake).
-
-    Round.DoesNotExist when there is none. On SQLite the transaction already holds the database's
-    write lock.
-    """
+def lock_rounds(round_ids) -> list:
+    """lock_round for many rounds: past their gates one by one, then FOR NO KEY UPDATE, in ascending
+    id order (without their game and pair: the caller holds the pairs)."""
     if _postgresql():
         with connection.cursor() as cursor:
-            cursor.execute(f"{_ROUND_FOR_SHARE} FOR SHARE OF r", {"round_id": round_id})
-    return Round.objects.select_related("game").get(pk=round_id)
+            for round_id in sorted(set(round_ids)):
+                cursor.execute(f"SELECT pg_advisory_xact_lock({_ROUND_GATE})", {"round_id": round_id})
+    return list(Round.objects.select_for_update(of=("self",), no_key=True).filter(pk__in=set(round_ids))
+                .order_by("pk"))
+
+
+def share_rounds(round_ids) -> dict:
+    """The rounds with their games, held FOR SHARE past their gates (one by one, in ascending id
+    order) until the transaction ends (bulk intake): {id: round}.
+
+    Round.DoesNotExist when any of them is missing. On SQLite the transaction already holds the
+    database's write lock.
+    """
+    round_ids = sorted(set(round_ids))
+    if _postgresql():
+        with connection.cursor() as cursor:
+            for round_id in round_ids:
+                cursor.execute(f"{_ROUND_FOR_SHARE} FOR SHARE OF r", {"round_id": round_id})
+    rounds = Round.objects.select_related("game").in_bulk(round_ids)
+    if len(rounds) != len(round_ids):
+        raise Round.DoesNotExist(f"No round {', '.join(str(i) for i in round_ids if i not in rounds)}.")
+    return {round_id: rounds[round_id] for round_id in round_ids}
 
 
 def lock_dealt_rounds(round_ids, limit: int, max_failures: int) -> list:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from audit.choices import AuditAction
 from audit.services import audit_record, audit_record_many
 from audit.validators import required_reason
+from dbutils.updates import update_rows
 from games import locks, selectors, writes
 from games.choices import BetStatus, BetType, GameStatus, RoundStatus
 from games.engine import Dealer, server_seed_hash
@@ -207,15 +208,43 @@ def round_open(*, game_id: int, actor) -> Round:
     raise Conflict("seed_pair", "The seed pair kept rotating; try again.")
 
 
-@transaction.atomic
-def round_deal(*, round_id: int, actor) -> Round:
-    """Close betting and deal by PF-1. Dealing a dealt round again changes nothing."""
-    pair = locks.lock_seed_pair_of_round(round_id)
-    round_ = locks.lock_round(round_id)
-    if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
-        return round_
-    if round_.status != RoundStatus.OPEN:
-        raise Conflict("round", f"The round is {round_.status}; it cannot be dealt.")
+def rounds_open(*, game_ids: list, actor) -> list[Round]:
+    """round_open for many rounds in one transaction: one round per item of ``game_ids`` (a game may
+    come many times), opened in that order, with the nonces and audit events that as many calls of
+    round_open in a row would give, in a few statements whatever their number.
+
+    The games' pairs are locked in ascending id order, then the games read (as round_open does). A
+    Conflict, with nothing opened, when any of the games is not active.
+    """
+    game_ids = list(game_ids)
+    if not game_ids:
+        return []
+    for _attempt in range(ROUND_OPEN_ATTEMPTS):
+        with transaction.atomic():
+            pairs = locks.lock_active_seed_pairs(game_ids)
+            if len(pairs) != len(set(game_ids)):
+                continue  # a pair was revealed while we waited: the next attempt sees the new one
+            games = GameInstance.objects.in_bulk(pairs)
+            for game in games.values():
+                if game.status != GameStatus.ACTIVE:
+                    raise Conflict("game", f"The game is {game.status}; it opens no rounds.", code="game_inactive")
+            rounds = []
+            for game_id in game_ids:
+                pair, game = pairs[game_id], games[game_id]
+                rounds.append(Round(game=game, seed_pair=pair, nonce=pair.next_nonce, decks=game.decks))
+                pair.next_nonce += 1
+            for pair in pairs.values():
+                pair.save(update_fields=["next_nonce"])
+            Round.objects.bulk_create(rounds)
+            audit_record_many(actor=actor, action=AuditAction.ROUND_OPENED, changes=[
+                (round_, {"game": round_.game.slug, "nonce": round_.nonce,
+                          "server_seed_hash": round_.seed_pair.server_seed_hash}) for round_ in rounds])
+            return rounds
+    raise Conflict("seed_pair", "The seed pair kept rotating; try again.")
+
+
+def _deal(round_: Round, pair: SeedPair, dealt_at) -> None:
+    """Deal an OPEN round by PF-1 (unsaved): its cards, hands, scores and outcome, DEALT."""
     if pair.is_revealed:  # never happens (a pair is revealed with no round open); never deal a known seed
         raise Conflict("round", "The round's seed pair is already revealed; void the round.")
     result = Dealer(pair.server_seed, pair.client_seed).play(round_.nonce, round_.decks)
@@ -228,13 +257,65 @@ def round_deal(*, round_id: int, actor) -> Round:
     round_.natural = result.natural
     round_.outcome = result.outcome
     round_.status = RoundStatus.DEALT
-    round_.dealt_at = timezone.now()
+    round_.dealt_at = dealt_at
+
+
+DEALT_FIELDS = ("cards", "player_cards", "banker_cards", "player_score", "banker_score", "natural", "outcome",
+                "status", "dealt_at")
+
+
+@transaction.atomic
+def round_deal(*, round_id: int, actor) -> Round:
+    """Close betting and deal by PF-1. Dealing a dealt round again changes nothing."""
+    pair = locks.lock_seed_pair_of_round(round_id)
+    round_ = locks.lock_round(round_id)
+    if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
+        return round_
+    if round_.status != RoundStatus.OPEN:
+        raise Conflict("round", f"The round is {round_.status}; it cannot be dealt.")
+    _deal(round_, pair, timezone.now())
     round_.save()
     audit_record(actor=actor, action=AuditAction.ROUND_DEALT, obj=round_,
                  after={"cards": round_.cards, "outcome": round_.outcome})
     _reveal_if_done(pair)
     transaction.on_commit(lambda: round_dealt.send(sender=Round, round_ids=[round_.pk]))
     return round_
+
+
+@transaction.atomic
+def rounds_deal(*, round_ids, actor) -> list[Round]:
+    """round_deal for many rounds in one transaction, in a few statements whatever their number:
+    the rounds (ascending by id) with the cards, audit events, reveals and settlement message that
+    round_deal round by round would give.
+
+    Their pairs are locked first (ascending by id), then the rounds (ascending by id), as round_deal
+    does for one. A round already dealt changes nothing; a Conflict, with nothing dealt, when any is
+    neither OPEN nor dealt.
+    """
+    if not round_ids:
+        return []
+    pairs = locks.lock_seed_pairs_of_rounds(round_ids)
+    rounds = locks.lock_rounds(round_ids)
+    missing = sorted(set(round_ids) - {round_.pk for round_ in rounds})
+    if missing:
+        raise Round.DoesNotExist(f"No round {', '.join(map(str, missing))}.")
+    dealt_at, dealt = timezone.now(), []
+    for round_ in rounds:
+        if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
+            continue
+        if round_.status != RoundStatus.OPEN:
+            raise Conflict("round", f"Round {round_.pk} is {round_.status}; it cannot be dealt.")
+        _deal(round_, pairs[round_.seed_pair_id], dealt_at)
+        dealt.append(round_)
+    update_rows(Round, DEALT_FIELDS, [(round_.pk, *(getattr(round_, name) for name in DEALT_FIELDS))
+                                      for round_ in dealt])
+    audit_record_many(actor=actor, action=AuditAction.ROUND_DEALT,
+                      changes=[(round_, {"cards": round_.cards, "outcome": round_.outcome}) for round_ in dealt])
+    for pair in pairs.values():
+        _reveal_if_done(pair)
+    if dealt:
+        transaction.on_commit(lambda: round_dealt.send(sender=Round, round_ids=[round_.pk for round_ in dealt]))
+    return rounds
 
 
 @transaction.atomic
@@ -416,55 +497,71 @@ def bets_place(*, round_id: int, items: dict, client) -> dict:
     Each item is checked and idempotent as a single bet is; the accepted ones are written together
     in one transaction (a few set-based statements). Round.DoesNotExist for no such round.
     """
-    outcomes, wanted = {}, {}
-    for index, fields in items.items():
-        try:
-            wanted[index] = _wanted_bet(**fields)
-        except ValidationError as error:
-            outcomes[index] = BetOutcome(error=error)
+    return bets_place_rounds(items_by_round={round_id: items}, client=client)[round_id]
+
+
+def bets_place_rounds(*, items_by_round: dict, client) -> dict:
+    """bets_place for many rounds in one transaction: {round id: {index: fields}} → {round id:
+    {index: BetOutcome}}, what bets_place round after round (ascending by id) would answer, in the
+    few statements of one round's (besides, on PostgreSQL, one for each round's gate).
+    Round.DoesNotExist, with nothing written, when any round is missing.
+    """
+    outcomes = {round_id: {} for round_id in items_by_round}
+    wanted = {round_id: {} for round_id in items_by_round}
+    for round_id, items in items_by_round.items():
+        for index, fields in items.items():
+            try:
+                wanted[round_id][index] = _wanted_bet(**fields)
+            except ValidationError as error:
+                outcomes[round_id][index] = BetOutcome(error=error)
     for _attempt in range(BULK_ATTEMPTS):
         try:
-            return {**outcomes, **_bets_accept(round_id=round_id, wanted=wanted, client=client)}
+            accepted = _bets_accept(wanted_by_round=wanted, client=client)
         except IntegrityError:
             continue  # a concurrent request took one of these keys: the next attempt answers it as a replay
+        return {round_id: {**outcomes[round_id], **accepted[round_id]} for round_id in items_by_round}
     raise Conflict("idempotency_key", "Concurrent requests kept using these keys; try again.", code="busy")
 
 
 @transaction.atomic
-def _bets_accept(*, round_id: int, wanted: dict, client) -> dict:
-    round_ = locks.share_round(round_id)
-    earlier = _earlier_bets(client, (bet.idempotency_key for bet in wanted.values()))
+def _bets_accept(*, wanted_by_round: dict, client) -> dict:
+    rounds = locks.share_rounds(wanted_by_round)
+    every = [(round_id, index, bet) for round_id in sorted(wanted_by_round)
+             for index, bet in sorted(wanted_by_round[round_id].items())]
+    earlier = _earlier_bets(client, (bet.idempotency_key for _round, _index, bet in every))
     accounts = locks.lock_accounts_by_external_id(
-        bet.account_external_id for bet in wanted.values() if bet.idempotency_key not in earlier)
+        bet.account_external_id for _round, _index, bet in every if bet.idempotency_key not in earlier)
     balances = {account.pk: account.balance for account in accounts.values()}
     placed_at = timezone.now()
-    outcomes, accepted, first_with_key = {}, {}, {}
-    for index, bet_wanted in sorted(wanted.items()):
+    outcomes = {round_id: {} for round_id in wanted_by_round}
+    accepted, first_with_key = {}, {}  # by (round id, index); the first of each key
+    for round_id, index, bet_wanted in every:
         key = bet_wanted.idempotency_key
         if key in earlier or key in first_with_key:
             continue  # a replay: answered below, once the bets it may repeat have ids
         account = accounts.get(bet_wanted.account_external_id)
-        refusal = _refusal(round_, account, account and balances[account.pk], bet_wanted)
+        refusal = _refusal(rounds[round_id], account, account and balances[account.pk], bet_wanted)
         if refusal:
-            outcomes[index] = BetOutcome(error=refusal)
+            outcomes[round_id][index] = BetOutcome(error=refusal)
             continue
         balances[account.pk] -= bet_wanted.stake
-        accepted[index] = _new_bet(round_, account, bet_wanted, client, placed_at)
-        first_with_key[key] = index
+        accepted[round_id, index] = _new_bet(rounds[round_id], account, bet_wanted, client, placed_at)
+        first_with_key[key] = round_id, index
     if accepted:
         bets = Bet.objects.bulk_create(accepted.values())
         ledger_post_many(accounts={account.pk: account for account in accounts.values()},
                          postings=[(bet.account_id, bet.pk, LedgerKind.STAKE, -bet.stake) for bet in bets])
         audit_record_many(actor=client, action=AuditAction.BET_ACCEPTED,
                           changes=[(bet, _accepted(bet)) for bet in bets])
-    outcomes.update({index: BetOutcome(bet=bet, created=True) for index, bet in accepted.items()})
-    for index, bet_wanted in wanted.items():
-        if index in outcomes:
+    for (round_id, index), bet in accepted.items():
+        outcomes[round_id][index] = BetOutcome(bet=bet, created=True)
+    for round_id, index, bet_wanted in every:
+        if index in outcomes[round_id]:
             continue
         key = bet_wanted.idempotency_key
         original = earlier.get(key) or accepted[first_with_key[key]]
         try:
-            outcomes[index] = BetOutcome(bet=_replayed(original, round_id, bet_wanted))
+            outcomes[round_id][index] = BetOutcome(bet=_replayed(original, round_id, bet_wanted))
         except Conflict as conflict:
-            outcomes[index] = BetOutcome(error=conflict)
+            outcomes[round_id][index] = BetOutcome(error=conflict)
     return outcomes

@@ -7,10 +7,11 @@ Django's bulk operations do the same work in a few statements per thousand rows.
 
 from django.db import connection
 
+from dbutils.updates import update_rows
 from games.choices import BetStatus
 from games.models import Bet
 from wallet.choices import LedgerKind
-from wallet.writes import BULK_BATCH, array_literal, insert_ledger_entries, postgres, set_balances
+from wallet.writes import array_literal, insert_ledger_entries, postgres, set_balances
 
 __all__ = ["SettlementWriteError", "post_payouts", "set_balances", "settle_bets"]
 
@@ -40,12 +41,9 @@ def settle_bets(settled: list, *, settled_at, from_status: str = BetStatus.PENDI
             )
             written = cursor.rowcount
     else:
-        pending = Bet.objects.filter(pk__in=ids, status=from_status).only("pk")
-        bets = {bet.pk: bet for bet in pending}
-        for bet_id, status, payout in settled:
-            if bet_id in bets:
-                bets[bet_id].status, bets[bet_id].payout, bets[bet_id].settled_at = status, payout, settled_at
-        written = Bet.objects.bulk_update(bets.values(), ["status", "payout", "settled_at"], batch_size=BULK_BATCH)
+        written = update_rows(Bet, ["status", "payout", "settled_at"],
+                              [(bet_id, status, payout, settled_at) for bet_id, status, payout in settled],
+                              where={"status": from_status})
     if written != len(settled):
         raise SettlementWriteError(f"{len(settled)} bets to settle, {written} still {from_status.lower()}")
 

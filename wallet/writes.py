@@ -13,6 +13,7 @@ import re
 
 from django.db import connection
 
+from dbutils.updates import update_rows
 from wallet.models import Account, LedgerEntry
 
 BULK_BATCH = 1000
@@ -81,5 +82,4 @@ def set_balances(balances: dict) -> None:
                 [id_array, array_literal(balances.values()), id_array],
             )
         return
-    accounts = [Account(pk=account_id, balance=balance) for account_id, balance in balances.items()]
-    Account.objects.bulk_update(accounts, ["balance"], batch_size=BULK_BATCH)
+    update_rows(Account, ["balance"], balances.items())

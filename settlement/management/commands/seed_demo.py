@@ -5,19 +5,24 @@
 Creates the role groups, one demo user per role (named after the role, with the password
 ``<role>-demo-password``, which is why it refuses to run without DEBUG unless ``--force``), four
 game instances (one suspended), twenty funded accounts, and plays rounds with random bets:
-``round_open``, ``bets_place`` (a round's bets in one bulk request), ``round_deal``, a few seed
+``rounds_open``, ``bets_place_rounds`` (the rounds' bets in one bulk request), ``rounds_deal``, a few seed
 rotations (so many rounds are verifiable), a few voided rounds and two configuration changes. Bet
 choices come from a fixed random seed, so runs are repeatable; server seeds come from the services
 (``secrets``).
 
 What makes thousands of rounds quick is doing the same work in fewer statements and transactions:
 a session's rounds commit together and the settlement sweep task settles them in one batch (no
-settlement task per dealt round), and the audit log is sequenced once after the play instead of
-after every commit. Every action is still the service's, with its checks and its audit event.
+settlement task per dealt round); within a session, the rounds chosen one after another are played
+together by the set-based services (``rounds_open``, ``bets_place_rounds``, ``rounds_deal``: a few
+statements each, whatever the number of rounds) until something must come between two rounds (a
+top-up, a void, a seed rotation, a configuration change); and the audit log is sequenced once after
+the play instead of after every commit. Every action is still the service's, with its checks and its
+audit event, and the demo is the one that playing round by round gives.
 
 The play is spread over the last ``--days`` days (``DemoClock``): sessions of rounds a few seconds
-apart, each settled right after it, so the dashboard's 30-day charts show trends, the RTP
-converging on theory and the configuration changes from the first look.
+apart (rounds played together share the moment of the first), each settled right after it, so the
+dashboard's 30-day charts show trends, the RTP converging on theory and the configuration changes
+from the first look.
 
 Running it again tops up: existing users, games and accounts are kept, and only the rounds missing
 to reach ``--rounds`` are played.
@@ -27,6 +32,7 @@ import os
 import random
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -306,11 +312,28 @@ class DemoClock:
         timezone.now = self._real_now
 
 
+@dataclass
+class PlannedRound:
+    """A round as the demo's dice chose it, before it is played: the game, the bets as
+    (account, bet type, stake, whether the known balance covered it), the void reason of a round to
+    void, and the moment it belongs to."""
+
+    game: GameInstance
+    bets: list
+    void_reason: str | None
+    moment: datetime
+
+
 class DemoPlayer:
-    """Plays rounds like a game server would: open, take a few bets, deal (now and then void).
+    """Plays rounds like a busy game server would: open, take a few bets, deal (now and then void).
 
     The rounds come in sessions of ``ROUNDS_PER_BATCH`` rounds a few seconds apart, spread evenly over
-    the clock's span; the settlement sweep settles each session as it ends.
+    the clock's span; the settlement sweep settles each session as it ends. Within a session the dice
+    choose round after round (``plan_round``); the rounds chosen are played together (``flush``):
+    opened by one ``rounds_open``, their bets placed by one ``bets_place_rounds``, dealt by one
+    ``rounds_deal``, each in a few statements. Whatever must come between two rounds (a top-up, a
+    void, a seed rotation, a configuration change) first plays the rounds chosen before it, so
+    everything happens in the order, and with the result, of playing the rounds one by one.
     """
 
     def __init__(self, *, rng, operator, integration, games, accounts, stats, clock):
@@ -324,6 +347,8 @@ class DemoPlayer:
         self.clock = clock
         self.balances = {}
         self.void_every = 0
+        self.planned = []
+        self.moment = clock.start
 
     def play(self, count: int):
         if not self.games:
@@ -346,14 +371,18 @@ class DemoPlayer:
                                      .values_list("pk", "balance"))
                 with transaction.atomic():
                     for number in range(batch):
-                        self.clock.set(begins + timedelta(seconds=ROUND_SECONDS * number))
-                        self.play_round()
+                        self.plan_round(begins + timedelta(seconds=ROUND_SECONDS * number))
                         played += 1
                         if played % rotate_every == 0 and played < count:
+                            self.flush()
+                            self.clock.set(self.moment)
                             self.rotate(self.games[(played // rotate_every - 1) % len(self.games)])
                         for at, slug, fields, reason in changes:
                             if at == played:
+                                self.flush()
+                                self.clock.set(self.moment)
                                 self.configure(slug, fields, reason)
+                    self.flush()
                 self.clock.set(begins + timedelta(seconds=ROUND_SECONDS * batch))
                 self.stats["swept"] += sweep()
 
@@ -366,37 +395,58 @@ class DemoPlayer:
         self.games[self.games.index(game)] = updated
         self.stats["changes"] += updated.configuration() != before
 
-    def play_round(self):
+    def plan_round(self, moment: datetime):
+        """Choose the next round: its game, its bets (an account short of its stake is topped up
+        first) and whether it is voided. A round to void is played at once."""
+        self.moment = moment
         game = self.rng.choices(self.games, weights=self.weights)[0]
-        round_ = services.round_open(game_id=game.pk, actor=self.integration)
-        chosen = self.rng.sample(self.accounts, self.rng.choice(BETS_PER_ROUND))
-        if chosen:
-            self.place_bets(round_, game, chosen)
-        if (self.stats["rounds"] + 1) % self.void_every == 0:
-            services.round_void(round_id=round_.pk, actor=self.operator, reason=self.rng.choice(VOID_REASONS))
-            self.stats["voided"] += 1
-        else:
-            services.round_deal(round_id=round_.pk, actor=self.integration)
-        self.stats["rounds"] += 1
-
-    def place_bets(self, round_, game, accounts):
-        """The round's bets in one bulk request, as a game server sends them; an account short of its
-        stake is topped up first. A bet the service refuses is left out, as a refused request would be."""
-        items = {}
-        for index, account in enumerate(accounts):
+        bets = []
+        for account in self.rng.sample(self.accounts, self.rng.choice(BETS_PER_ROUND)):
             stake = self.stake(game)
             if self.balances[account.pk] < stake:
+                self.flush()  # the rounds chosen before are played first: the top-up comes after their stakes
+                self.clock.set(moment)
                 wallet_services.account_adjust(external_id=account.external_id, actor=self.operator, amount=TOP_UP,
                                                reason="Demo: top-up")
                 self.balances[account.pk] += TOP_UP
                 self.stats["top_ups"] += 1
-            items[index] = {"account_external_id": account.external_id, "bet_type": self.rng.choice(BET_TYPES),
-                            "stake": stake, "idempotency_key": f"demo-{round_.pk}-{account.external_id}"}
-        outcomes = services.bets_place(round_id=round_.pk, items=items, client=self.integration)
-        for index, account in enumerate(accounts):
-            if outcomes[index].created:
-                self.balances[account.pk] -= items[index]["stake"]
-                self.stats["bets"] += 1
+            # The balance known here is at most the account's (refunds since the last settlement are
+            # not counted): a stake it covers is surely taken, and counted now. One it does not cover
+            # may or may not be: the round is played at once, and the stake counted if it was taken.
+            covered = self.balances[account.pk] >= stake
+            if covered:
+                self.balances[account.pk] -= stake
+            bets.append((account, self.rng.choice(BET_TYPES), stake, covered))
+        void = (self.stats["rounds"] + 1) % self.void_every == 0
+        self.planned.append(PlannedRound(game, bets, self.rng.choice(VOID_REASONS) if void else None, moment))
+        self.stats["rounds"] += 1
+        if void or not all(covered for *_bet, covered in bets):
+            self.flush()
+
+    def flush(self):
+        """Play the rounds chosen so far, as the moment of the first: open them, place their bets (a
+        bet the service refuses is left out, as a refused request would be), deal them, and void the
+        last if it is to be voided (only the last can be: choosing one plays it at once)."""
+        planned, self.planned = self.planned, []
+        if not planned:
+            return
+        self.clock.set(planned[0].moment)
+        rounds = services.rounds_open(game_ids=[plan.game.pk for plan in planned], actor=self.integration)
+        items = {round_.pk: {index: {"account_external_id": account.external_id, "bet_type": bet_type,
+                                     "stake": stake, "idempotency_key": f"demo-{round_.pk}-{account.external_id}"}
+                             for index, (account, bet_type, stake, _covered) in enumerate(plan.bets)}
+                 for round_, plan in zip(rounds, planned, strict=True) if plan.bets}
+        outcomes = services.bets_place_rounds(items_by_round=items, client=self.integration)
+        for round_, plan in zip(rounds, planned, strict=True):
+            for index, (account, _bet_type, stake, covered) in enumerate(plan.bets):
+                created = outcomes[round_.pk][index].created
+                self.stats["bets"] += created
+                self.balances[account.pk] -= stake * (created - covered)  # what was counted, set right
+        services.rounds_deal(round_ids=[round_.pk for round_, plan in zip(rounds, planned, strict=True)
+                                        if plan.void_reason is None], actor=self.integration)
+        if planned[-1].void_reason is not None:
+            services.round_void(round_id=rounds[-1].pk, actor=self.operator, reason=planned[-1].void_reason)
+            self.stats["voided"] += 1
 
     def stake(self, game) -> Decimal:
         stake = self.rng.choice(STAKES)
