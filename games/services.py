@@ -189,23 +189,8 @@ def _reveal_if_done(pair: SeedPair) -> None:
 # --- Rounds -------------------------------------------------------------------------------------
 
 def round_open(*, game_id: int, actor) -> Round:
-    """Open a round on the game's active seed pair, taking the pair's next nonce."""
-    for _attempt in range(ROUND_OPEN_ATTEMPTS):
-        with transaction.atomic():
-            pair = locks.lock_active_seed_pair(game_id)
-            if pair is None:
-                continue  # the pair was revealed while we waited: the next attempt sees the new one
-            game = pair.game
-            if game.status != GameStatus.ACTIVE:
-                raise Conflict("game", f"The game is {game.status}; it opens no rounds.", code="game_inactive")
-            nonce = pair.next_nonce
-            pair.next_nonce = nonce + 1
-            pair.save(update_fields=["next_nonce"])
-            round_ = Round.objects.create(game=game, seed_pair=pair, nonce=nonce, decks=game.decks)
-            audit_record(actor=actor, action=AuditAction.ROUND_OPENED, obj=round_,
-                         after={"game": game.slug, "nonce": nonce, "server_seed_hash": pair.server_seed_hash})
-            return round_
-    raise Conflict("seed_pair", "The seed pair kept rotating; try again.")
+    """Open a round on the game's active seed pair, taking the pair's next nonce (rounds_open of one)."""
+    return rounds_open(game_ids=[game_id], actor=actor)[0]
 
 
 def rounds_open(*, game_ids: list, actor) -> list[Round]:
@@ -264,22 +249,9 @@ DEALT_FIELDS = ("cards", "player_cards", "banker_cards", "player_score", "banker
                 "status", "dealt_at")
 
 
-@transaction.atomic
 def round_deal(*, round_id: int, actor) -> Round:
-    """Close betting and deal by PF-1. Dealing a dealt round again changes nothing."""
-    pair = locks.lock_seed_pair_of_round(round_id)
-    round_ = locks.lock_round(round_id)
-    if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
-        return round_
-    if round_.status != RoundStatus.OPEN:
-        raise Conflict("round", f"The round is {round_.status}; it cannot be dealt.")
-    _deal(round_, pair, timezone.now())
-    round_.save()
-    audit_record(actor=actor, action=AuditAction.ROUND_DEALT, obj=round_,
-                 after={"cards": round_.cards, "outcome": round_.outcome})
-    _reveal_if_done(pair)
-    transaction.on_commit(lambda: round_dealt.send(sender=Round, round_ids=[round_.pk]))
-    return round_
+    """Close betting and deal by PF-1 (rounds_deal of one). Dealing a dealt round again changes nothing."""
+    return rounds_deal(round_ids=[round_id], actor=actor)[0]
 
 
 @transaction.atomic

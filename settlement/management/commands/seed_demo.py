@@ -374,13 +374,11 @@ class DemoPlayer:
                         self.plan_round(begins + timedelta(seconds=ROUND_SECONDS * number))
                         played += 1
                         if played % rotate_every == 0 and played < count:
-                            self.flush()
-                            self.clock.set(self.moment)
+                            self.play_chosen_then(self.moment)
                             self.rotate(self.games[(played // rotate_every - 1) % len(self.games)])
                         for at, slug, fields, reason in changes:
                             if at == played:
-                                self.flush()
-                                self.clock.set(self.moment)
+                                self.play_chosen_then(self.moment)
                                 self.configure(slug, fields, reason)
                     self.flush()
                 self.clock.set(begins + timedelta(seconds=ROUND_SECONDS * batch))
@@ -404,8 +402,7 @@ class DemoPlayer:
         for account in self.rng.sample(self.accounts, self.rng.choice(BETS_PER_ROUND)):
             stake = self.stake(game)
             if self.balances[account.pk] < stake:
-                self.flush()  # the rounds chosen before are played first: the top-up comes after their stakes
-                self.clock.set(moment)
+                self.play_chosen_then(moment)  # the top-up comes after the stakes of the rounds chosen before
                 wallet_services.account_adjust(external_id=account.external_id, actor=self.operator, amount=TOP_UP,
                                                reason="Demo: top-up")
                 self.balances[account.pk] += TOP_UP
@@ -422,6 +419,11 @@ class DemoPlayer:
         self.stats["rounds"] += 1
         if void or not all(covered for *_bet, covered in bets):
             self.flush()
+
+    def play_chosen_then(self, moment: datetime):
+        """Play the rounds chosen so far, then set the clock to ``moment`` for what comes between rounds."""
+        self.flush()
+        self.clock.set(moment)
 
     def flush(self):
         """Play the rounds chosen so far, as the moment of the first: open them, place their bets (a
