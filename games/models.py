@@ -161,6 +161,10 @@ class GameInstance(models.Model):
     def __str__(self):
         return self.slug
 
+    # The field holding each bet type's multiplier, for SQL that picks it (games/writes.py).
+    MULTIPLIER_FIELDS = {BetType.PLAYER: "player_multiplier", BetType.BANKER: "banker_multiplier",
+                         BetType.TIE: "tie_multiplier"}
+
     @property
     def multipliers(self) -> Multipliers:
         return Multipliers(self.player_multiplier, self.banker_multiplier, self.tie_multiplier)

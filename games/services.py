@@ -420,9 +420,14 @@ def _new_bet(round_: Round, account: Account, wanted: WantedBet, client, placed_
                idempotency_key=wanted.idempotency_key, placed_at=placed_at)
 
 
-def _accepted(bet: Bet) -> dict:
-    return {"round": bet.round_id, "account": bet.account.external_id, "bet_type": bet.bet_type,
-            "stake": str(bet.stake), "multiplier": str(bet.multiplier)}
+def _accepted(round_id: int, wanted: WantedBet, multiplier: Decimal | None = None) -> dict:
+    """The audit content of an accepted bet. Without the multiplier for the single bet's statement on
+    PostgreSQL, which adds the one it reads from the game (games/writes.py)."""
+    after = {"round": round_id, "account": wanted.account_external_id, "bet_type": wanted.bet_type,
+             "stake": str(wanted.stake)}
+    if multiplier is not None:
+        after["multiplier"] = str(multiplier)
+    return after
 
 
 def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, idempotency_key: str,
@@ -446,20 +451,30 @@ def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, 
 
 
 def _bet_accept(*, round_id: int, wanted: WantedBet, client) -> Bet:
-    """One read, then one write with its audit event (games/writes.py). On PostgreSQL the write is a
-    single statement, and so its own transaction: a new bet is two statements, with no BEGIN or
-    COMMIT to wait for."""
+    """On PostgreSQL one statement checks and writes (games/writes.py), and only a refusal reads
+    again to say why: a new bet is that statement alone, with no BEGIN or COMMIT to wait for.
+    Elsewhere one transaction reads, checks and writes."""
+    placed_at = timezone.now()
     with writes.bet_transaction():
-        round_, account = selectors.round_for_bet(round_id=round_id,
-                                                  account_external_id=wanted.account_external_id)
+        if writes.checks_in_statement():
+            bet = writes.bet_place_checked(
+                round_id=round_id, account_external_id=wanted.account_external_id, bet_type=wanted.bet_type,
+                stake=wanted.stake, idempotency_key=wanted.idempotency_key, client=client, placed_at=placed_at,
+                action=AuditAction.BET_ACCEPTED, after=_accepted(round_id, wanted))
+            if bet is None:
+                # Checked again, the refusal that the statement met (or the balance, spent since by
+                # concurrent bets and topped up again).
+                round_, account = selectors.round_for_bet(round_id=round_id,
+                                                          account_external_id=wanted.account_external_id)
+                raise _refusal(round_, account, account and account.balance, wanted) or _balance_exceeded()
+            return bet
+        round_, account = selectors.round_for_bet(round_id=round_id, account_external_id=wanted.account_external_id)
         refusal = _refusal(round_, account, account and account.balance, wanted)
         if refusal:
             raise refusal
-        bet = _new_bet(round_, account, wanted, client, timezone.now())
-        if not writes.bet_insert(bet, actor=client, action=AuditAction.BET_ACCEPTED, after=_accepted(bet)):
-            # Since the read, a deal or a void closed the round, or concurrent bets spent the balance.
-            round_.refresh_from_db(fields=["status"])
-            raise _refusal(round_, account, account.balance, wanted) or _balance_exceeded()
+        bet = _new_bet(round_, account, wanted, client, placed_at)
+        writes.bet_insert(bet, actor=client, action=AuditAction.BET_ACCEPTED,
+                          after=_accepted(round_id, wanted, bet.multiplier))
         return bet
 
 
@@ -523,8 +538,9 @@ def _bets_accept(*, wanted_by_round: dict, client) -> dict:
         bets = Bet.objects.bulk_create(accepted.values())
         ledger_post_many(accounts={account.pk: account for account in accounts.values()},
                          postings=[(bet.account_id, bet.pk, LedgerKind.STAKE, -bet.stake) for bet in bets])
-        audit_record_many(actor=client, action=AuditAction.BET_ACCEPTED,
-                          changes=[(bet, _accepted(bet)) for bet in bets])
+        audit_record_many(actor=client, action=AuditAction.BET_ACCEPTED, changes=[
+            (bet, _accepted(round_id, wanted_by_round[round_id][index], bet.multiplier))
+            for (round_id, index), bet in accepted.items()])
     for (round_id, index), bet in accepted.items():
         outcomes[round_id][index] = BetOutcome(bet=bet, created=True)
     for round_id, index, bet_wanted in every:

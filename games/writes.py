@@ -1,14 +1,15 @@
-"""The write of a new bet: the debit, the bet, its stake entry and its audit event in one statement
-on PostgreSQL.
+"""The write of a new bet on PostgreSQL: the checks, the debit, the bet, its stake entry and its audit
+event in one statement, which is its own transaction.
 
-It is wallet.services.ledger_post and audit.services.audit_record fused with the bet's insert, for
-the one path where the number of statements is the cost: the round is taken FOR SHARE and
-re-checked OPEN (games/locks.py says why), the balance is debited only if it covers the stake, and
-the bet, the ledger entry and the event are inserted only if both held, all in one statement, which
-is its own transaction: the read before it needs none, since the statement checks again what it
-relies on. Elsewhere (the embedded SQLite, whose transactions take the database's write lock when they begin,
-so what the caller read still holds) the same work is done by the ORM through ledger_post and
-audit_record.
+It is games.services' checks (``_refusal``), wallet.services.ledger_post and
+audit.services.audit_record fused with the bet's insert, for the one path where the number of
+statements is the cost. The statement reads the round, its game and the account, and writes only
+if the game takes bets, the stake is within its limits, the account exists in the game's currency,
+the round is still OPEN once taken FOR SHARE past its gate (games/locks.py says why) and the balance
+covers the stake. It always answers what it read, so that a refusal is explained by the same
+Python checks the embedded SQLite runs before its ORM writes (whose transactions take the
+database's write lock when they begin, so what the caller read still holds); a test holds the two
+to the same answers.
 """
 
 import contextlib
@@ -17,75 +18,116 @@ from django.db import connection, transaction
 
 from audit.models import AuditEvent
 from audit.services import audit_event_columns, audit_record, audit_written
-from games.choices import BetStatus, RoundStatus
+from games.choices import BetStatus, GameStatus, RoundStatus
 from games.locks import OPEN_ROUND_FOR_SHARE
-from games.models import Bet
+from games.models import Bet, GameInstance, Round
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 from wallet.services import ledger_post
 
-_BET_INSERT = f"""
-    WITH open_round AS MATERIALIZED ({OPEN_ROUND_FOR_SHARE}),
+# The game's multiplier for the bet's type: GameInstance.multipliers.for_bet in SQL.
+_MULTIPLIER = " ".join(f"WHEN '{bet_type}' THEN g.{GameInstance._meta.get_field(field).column}"
+                       for bet_type, field in GameInstance.MULTIPLIER_FIELDS.items())
+
+# What the statement read, in this order, and what it wrote (NULL, NULL when it wrote nothing).
+_READ = ("round_status", "game_id", "game_slug", "game_status", "min_bet", "max_bet", "currency", "multiplier",
+         "account_id", "account_currency", "balance")
+
+_BET_PLACE = f"""
+    WITH facts ({", ".join(_READ)}) AS MATERIALIZED (
+        SELECT r.status, g.id, g.slug, g.status, g.min_bet, g.max_bet, g.currency,
+               CASE %(bet_type)s {_MULTIPLIER} END, a.id, a.currency, a.balance
+        FROM {Round._meta.db_table} r JOIN {GameInstance._meta.db_table} g ON g.id = r.game_id
+             LEFT JOIN {Account._meta.db_table} a ON a.external_id = %(account)s
+        WHERE r.id = %(round_id)s
+    ),
+    allowed AS MATERIALIZED (
+        SELECT account_id, multiplier FROM facts
+        WHERE game_status = %(active)s AND %(stake)s BETWEEN min_bet AND max_bet AND account_currency = currency
+          AND EXISTS (SELECT FROM ({OPEN_ROUND_FOR_SHARE}) AS open_round)
+    ),
     debit AS (
         UPDATE {Account._meta.db_table} SET balance = balance - %(stake)s
-        WHERE id = %(account_id)s AND balance >= %(stake)s AND EXISTS (SELECT FROM open_round)
+        WHERE id = (SELECT account_id FROM allowed) AND balance >= %(stake)s
         RETURNING balance
     ),
     bet AS (
         INSERT INTO {Bet._meta.db_table}
             (round_id, account_id, client_id, bet_type, stake, multiplier, idempotency_key, status, placed_at)
-        SELECT %(round_id)s, %(account_id)s, %(client_id)s, %(bet_type)s, %(stake)s, %(multiplier)s,
+        SELECT %(round_id)s, allowed.account_id, %(client_id)s, %(bet_type)s, %(stake)s, allowed.multiplier,
                %(idempotency_key)s, %(pending)s, %(placed_at)s
-        FROM debit
+        FROM debit, allowed
         RETURNING id
     ),
     event AS (
         INSERT INTO {AuditEvent._meta.db_table} (created_at, actor_user_id, actor, action, object_type, object_id,
                                                  before, after, reason, request_id, source_ip)
-        SELECT %(created_at)s, %(actor_user_id)s, %(actor)s, %(action)s, %(object_type)s, bet.id::text,
-               NULL, %(after)s::jsonb, %(reason)s, %(request_id)s, %(source_ip)s
-        FROM bet
+        SELECT %(created_at)s, %(actor_user_id)s, %(actor)s, %(action)s, %(object_type)s, bet.id::text, NULL,
+               %(after)s::jsonb || jsonb_build_object('multiplier', allowed.multiplier::text),
+               %(reason)s, %(request_id)s, %(source_ip)s
+        FROM bet, allowed
+    ),
+    entry AS (
+        INSERT INTO {LedgerEntry._meta.db_table} (account_id, bet_id, kind, amount, balance_after, reason, created_at)
+        SELECT allowed.account_id, bet.id, %(kind)s, -%(stake)s, debit.balance, '', %(placed_at)s
+        FROM bet, debit, allowed
+        RETURNING bet_id, balance_after
     )
-    INSERT INTO {LedgerEntry._meta.db_table} (account_id, bet_id, kind, amount, balance_after, reason, created_at)
-    SELECT %(account_id)s, bet.id, %(kind)s, -%(stake)s, debit.balance, '', %(placed_at)s
-    FROM bet, debit
-    RETURNING bet_id, balance_after
+    SELECT facts.*, entry.bet_id, entry.balance_after FROM facts LEFT JOIN entry ON TRUE
 """
 
 
+def checks_in_statement() -> bool:
+    """Whether a bet's checks and writes are one statement here (bet_place_checked), or the caller
+    reads and checks first and then writes with bet_insert."""
+    return connection.vendor == "postgresql"
+
+
 def bet_transaction():
-    """What a bet's read and write run in: on PostgreSQL nothing (the write is one statement), unless
-    already inside a transaction, where a savepoint keeps a refused insert from breaking it; elsewhere
-    one transaction around both."""
-    if connection.vendor == "postgresql" and not connection.in_atomic_block:
+    """What a bet runs in: on PostgreSQL nothing (its write is one statement), unless already inside
+    a transaction, where a savepoint keeps a refused insert from breaking it; elsewhere one
+    transaction around the read, the checks and the writes."""
+    if checks_in_statement() and not connection.in_atomic_block:
         return contextlib.nullcontext()
     return transaction.atomic()
 
 
-def bet_insert(bet: Bet, *, actor, action: str, after: dict) -> bool:
-    """Write an unsaved bet (its account loaded, its round read OPEN), debit its stake and record its
-    audit event (``actor``, ``action``, ``after``, as audit_record would).
-
-    False, with nothing written, when the round is no longer OPEN or the balance no longer covers
-    the stake. A used idempotency key raises IntegrityError (the unique (client, key)).
+def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str, stake, idempotency_key: str,
+                      client, placed_at, action: str, after: dict) -> Bet | None:
+    """PostgreSQL: place the bet if every check passes, in one statement; the new bet (its round, game
+    and account loaded with what the statement read), or None, with nothing written, when a check
+    failed or there is no such round: the caller then reads again to say why. ``after`` is the
+    event's content but for the multiplier, which the statement reads from the game. A used
+    idempotency key raises IntegrityError (the unique (client, key)).
     """
-    if connection.vendor != "postgresql":
-        bet.save(force_insert=True)
-        ledger_post(account=bet.account, bet_id=bet.pk, kind=LedgerKind.STAKE, amount=-bet.stake)
-        audit_record(actor=actor, action=action, obj=bet, after=after)
-        return True
     with connection.cursor() as cursor:
-        cursor.execute(_BET_INSERT, {
-            **audit_event_columns(actor=actor, action=action, after=after), "object_type": Bet._meta.model_name,
-            "round_id": bet.round_id, "open": RoundStatus.OPEN, "account_id": bet.account_id,
-            "client_id": bet.client_id, "bet_type": bet.bet_type, "stake": bet.stake,
-            "multiplier": bet.multiplier, "idempotency_key": bet.idempotency_key,
-            "pending": BetStatus.PENDING, "placed_at": bet.placed_at, "kind": LedgerKind.STAKE,
+        cursor.execute(_BET_PLACE, {
+            **audit_event_columns(actor=client, action=action, after=after), "object_type": Bet._meta.model_name,
+            "round_id": round_id, "account": account_external_id, "bet_type": bet_type, "stake": stake,
+            "idempotency_key": idempotency_key, "client_id": client.pk, "placed_at": placed_at,
+            "open": RoundStatus.OPEN, "active": GameStatus.ACTIVE, "pending": BetStatus.PENDING,
+            "kind": LedgerKind.STAKE,
         })
-        written = cursor.fetchone()
-    if written is None:
-        return False
+        row = cursor.fetchone()
+    if row is None or row[-2] is None:
+        return None
     audit_written()
-    bet.pk, bet.account.balance = written
+    read = dict(zip(_READ, row, strict=False))
+    bet_id, balance = row[-2:]
+    game = GameInstance.from_db(connection.alias, ["id", "slug"], [read["game_id"], read["game_slug"]])
+    round_ = Round.from_db(connection.alias, ["id", "game_id"], [round_id, read["game_id"]])
+    round_.game = game
+    account = Account.from_db(connection.alias, ["id", "external_id", "currency", "balance"],
+                              [read["account_id"], account_external_id, read["account_currency"], balance])
+    bet = Bet(id=bet_id, round=round_, account=account, client=client, bet_type=bet_type, stake=stake,
+              multiplier=read["multiplier"], idempotency_key=idempotency_key, placed_at=placed_at)
     bet._state.adding, bet._state.db = False, connection.alias  # as if loaded: saving it again updates
-    return True
+    return bet
+
+
+def bet_insert(bet: Bet, *, actor, action: str, after: dict) -> None:
+    """Where the caller has read and checked (not PostgreSQL): write an unsaved bet (its account
+    loaded), debit its stake and record its audit event, inside the caller's transaction."""
+    bet.save(force_insert=True)
+    ledger_post(account=bet.account, bet_id=bet.pk, kind=LedgerKind.STAKE, amount=-bet.stake)
+    audit_record(actor=actor, action=action, obj=bet, after=after)
