@@ -135,7 +135,7 @@ LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
 # The cache holds the lock-out counts and the API's throttle windows: Redis (CACHE_URL) shares them
 # between web processes; the default, per process, suits one development server.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+    "default": {"BACKEND": "dbutils.redis_cache.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
     if os.environ.get("CACHE_URL") else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 

@@ -6,6 +6,7 @@ from decimal import Decimal
 import pytest
 import redis
 from django.contrib.auth.models import Group, User
+from django.core.cache import caches
 from django.test import TransactionTestCase
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -77,6 +78,29 @@ def redis_url():
     client.flushdb()
     yield REDIS_URL
     client.flushdb()
+
+
+@pytest.fixture
+def redis_cache(settings, redis_url):
+    """The production cache (dbutils.redis_cache) on the tests' Redis database."""
+    settings.CACHES = {"default": {"BACKEND": "dbutils.redis_cache.RedisCache", "LOCATION": redis_url}}
+    cache = caches["default"]
+    yield cache
+    cache.close()
+
+
+@pytest.fixture
+def redis_commands(redis_cache, monkeypatch):
+    """The commands the Redis cache sends, by name, as its client sends them."""
+    sent = []
+    client = redis_cache._cache.get_client(write=True)
+    original = client.connection_pool.connection_class.send_command
+
+    def counted(connection, *args, **kwargs):
+        sent.append(str(args[0]).upper())
+        return original(connection, *args, **kwargs)
+    monkeypatch.setattr(client.connection_pool.connection_class, "send_command", counted)
+    return sent
 
 
 @pytest.fixture(autouse=True)

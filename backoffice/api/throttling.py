@@ -1,8 +1,8 @@
 """API throttling per token, at a rate per role (settings.API_THROTTLE_RATES).
 
 A fixed window counted in the cache: one increment per request, whatever the rate, so that a
-game server's thousands of requests per second cost a counter each, not a list of timestamps as
-DRF's own throttles keep. The role comes from the user's permissions, which the permission check
+game server's thousands of requests per second cost a counter each (one round trip to Redis), not
+a list of timestamps as DRF's own throttles keep. The role comes from the user's permissions, which the permission check
 has already read (no query). Anonymous requests count by address.
 Over the rate, DRF answers 429 with Retry-After (the seconds left in the window).
 """
@@ -44,6 +44,20 @@ def role_of(user) -> str:
     return max(roles, key=lambda role: len(ROLE_PERMISSIONS[role]), default=Role.SUPPORT).value
 
 
+def _count(key: str, period: int) -> int:
+    """This request's number in its window: one cache round trip once the window has begun."""
+    try:
+        return cache.incr(key)
+    except ValueError:  # the window's first request, unless another one began it just now
+        if cache.add(key, 1, timeout=period + 1):
+            return 1
+    try:
+        return cache.incr(key)
+    except ValueError:  # ... and that window's counter expired since
+        cache.set(key, 1, timeout=period + 1)
+        return 1
+
+
 class RoleRateThrottle(BaseThrottle):
     def allow_request(self, request, view) -> bool:
         user = request.user
@@ -56,13 +70,7 @@ class RoleRateThrottle(BaseThrottle):
             return True
         limit, period = rate
         now = time.time()
-        key = f"throttle:{ident}:{period}:{int(now // period)}"
-        cache.add(key, 0, timeout=period + 1)
-        try:
-            hits = cache.incr(key)
-        except ValueError:  # the window's counter expired between add and incr
-            cache.set(key, 1, timeout=period + 1)
-            hits = 1
+        hits = _count(f"throttle:{ident}:{period}:{int(now // period)}", period)
         self.retry_after = period - (now % period)
         return hits <= limit
 

@@ -40,6 +40,18 @@ class TestThrottling:
     def test_a_game_server_is_not_held_back_at_its_peak(self, as_integration, game, tight_rates):
         assert all(as_integration.get(f"{API}/games/").status_code == 200 for _ in range(300))
 
+    @pytest.mark.services
+    def test_on_redis_a_request_is_counted_in_one_round_trip(self, redis_cache, redis_commands, as_operator,
+                                                             settings):
+        settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "operator": "3/minute"}
+        statuses = []
+        for _ in range(4):
+            redis_commands.clear()
+            statuses.append(as_operator.get(f"{API}/games/").status_code)
+            if len(statuses) > 1:
+                assert redis_commands == ["EVALSHA"], redis_commands  # the window has begun: one increment
+        assert statuses == [200, 200, 200, 429]
+
     def test_the_default_rates(self, settings):
         rates = settings.API_THROTTLE_RATES
         assert parse_rate(rates["integration"])[0] / parse_rate(rates["integration"])[1] >= 10_000
