@@ -40,6 +40,7 @@ class Plan:
     rounds: int
     lag_seconds: float
     broker: str
+    cache: str
 
 
 def labels(plan: Plan) -> dict:
@@ -129,7 +130,8 @@ def run(plan: Plan, *, say, write) -> None:
     connections.close_all()
     traffic = Traffic(token, accounts, data.GAME_SLUG)
     # LOG_LEVEL ERROR: Django logs every 404 as a warning, which would weigh on the framework floor.
-    server_env = {"CELERY_BROKER_URL": plan.broker, "LOG_LEVEL": "ERROR"}
+    # As in production: the throttle's windows in Redis, shared by the workers.
+    server_env = {"CELERY_BROKER_URL": plan.broker, "CACHE_URL": plan.cache, "LOG_LEVEL": "ERROR"}
     with gunicorn(url, plan.workers, server_env) as port, settlement_worker(url, plan.broker):
         say(f"gunicorn on 127.0.0.1:{port} ({plan.workers} workers), {plan.clients} clients, "
             f"{plan.seconds:.0f} s a phase")

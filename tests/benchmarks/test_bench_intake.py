@@ -53,7 +53,8 @@ def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
     try:
         result = subprocess.run(
             [sys.executable, "manage.py", "bench_intake", "--seconds", "2", "--lag-seconds", "3", "--clients", "4",
-             "--rounds", "10", "--accounts", "50", "--bulk-size", "20", "--workers", "2", "--broker", broker],
+             "--rounds", "10", "--accounts", "50", "--bulk-size", "20", "--workers", "2", "--broker", broker,
+             "--cache", broker],
             cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=600,
             env={**os.environ, "DATABASE_URL": database_url},
         )

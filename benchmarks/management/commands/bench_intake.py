@@ -3,13 +3,14 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/baccarat_intake_bench \\
         python manage.py bench_intake [--clients 16] [--seconds 15] [--workers 4] [--bulk-size 100]
                                       [--accounts 1000] [--rounds 150] [--lag-seconds 60]
-                                      [--broker redis://127.0.0.1:6379/12]
+                                      [--broker redis://127.0.0.1:6379/12] [--cache redis://127.0.0.1:6379/11]
 
 1. Drops and re-creates the configured database (its name must end in "bench"), migrates it, and
    fills it: an integration client with its token, one game, funded accounts, open rounds.
 2. The SQL floor: pgbench runs a bet's durable writes (balance, bet, ledger entry) as one
    transaction per bet at the same concurrency.
-3. Starts gunicorn (DEBUG off, persistent connections) and a Celery worker, and drives them from a
+3. Starts gunicorn as in production (DEBUG off, persistent connections, the throttle's windows in
+   the Redis cache ``--cache``) and a Celery worker, and drives them from a
    lean asyncio client (``--clients`` requests in flight, a connection per request, as gunicorn's
    sync workers close them): the framework floor (a 404), an authenticated read, single bets over
    many rounds, single bets on one round, bulk bets; then, for ``--lag-seconds``, single bets at
@@ -46,6 +47,9 @@ class Command(BaseCommand):
                             help="seconds of dealing under load (default 60; 0 skips it)")
         parser.add_argument("--broker", default="redis://127.0.0.1:6379/12",
                             help="Celery broker of the bench's worker (default redis://127.0.0.1:6379/12)")
+        parser.add_argument("--cache", default="redis://127.0.0.1:6379/11",
+                            help="the Redis cache of the bench's gunicorn, as CACHE_URL in production "
+                                 "(default redis://127.0.0.1:6379/11)")
 
     def handle(self, *args, **options):
         if connection.vendor != "postgresql":
@@ -60,5 +64,6 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
         plan = Plan(clients=options["clients"], seconds=options["seconds"], workers=options["workers"],
                     bulk_size=options["bulk_size"], accounts=options["accounts"], rounds=options["rounds"],
-                    lag_seconds=options["lag_seconds"], broker=options["broker"])
+                    lag_seconds=options["lag_seconds"], broker=options["broker"],
+                    cache=options["cache"])
         run(plan, say=self.stderr.write, write=self.stdout.write)
