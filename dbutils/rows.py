@@ -10,7 +10,11 @@ from django.db import connection
 
 def row_loader(model, fields, start: int):
     """A function making a ``model`` instance of ``fields`` from row[start:], converted as the ORM
-    converts what it reads (JSON, and on SQLite decimals, dates and booleans)."""
+    converts what it reads (JSON, and on SQLite decimals, dates and booleans). ``fields`` are in the
+    model's order (Model.from_db reads values in that order); the model's other fields are deferred."""
+    order = [field for field in model._meta.concrete_fields if field in fields]
+    if list(fields) != order:
+        raise ValueError(f"{model.__name__}: give the fields in the model's order, {[f.name for f in order]}")
     columns = [field.get_col(model._meta.db_table) for field in fields]
     converters = [[*connection.ops.get_db_converters(column), *column.field.get_db_converters(connection)]
                   for column in columns]

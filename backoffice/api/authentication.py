@@ -36,9 +36,16 @@ def _permissions_of_u() -> str:
                              WHERE ug.user_id = u.id))"""
 
 
+# What a request reads of the token and its user; the rest (the password hash, names, e-mail and
+# dates) is deferred, loaded on first use as the ORM loads a deferred field.
+_TOKEN_FIELDS = ("key", "user")
+_USER_FIELDS = ("id", "username", "is_active", "is_staff", "is_superuser")
+
+
 @functools.cache
 def _token_statement() -> tuple[str, tuple]:
-    token_fields, user_fields = Token._meta.concrete_fields, User._meta.concrete_fields
+    token_fields = [field for field in Token._meta.concrete_fields if field.name in _TOKEN_FIELDS]
+    user_fields = [field for field in User._meta.concrete_fields if field.name in _USER_FIELDS]
     quote = connection.ops.quote_name
     columns = ", ".join([f"t.{quote(field.column)}" for field in token_fields]
                         + [f"u.{quote(field.column)}" for field in user_fields] + [_permissions_of_u()])

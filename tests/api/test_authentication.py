@@ -80,3 +80,15 @@ def test_a_user_without_permissions_holds_none(api_as):
     authenticated, _ = TokenAuthentication().authenticate_credentials(Token.objects.create(user=user).key)
     assert authenticated._perm_cache == set()
     assert api_as(user).get(API + "/games/").status_code == 403
+
+
+def test_the_user_is_read_with_what_a_request_needs_and_the_rest_on_first_use(support):
+    support.email, support.first_name = "sam@example.com", "Sam"
+    support.save()
+    key = Token.objects.create(user=support).key
+    user, token = TokenAuthentication().authenticate_credentials(key)
+    assert (user.pk, user.username, user.is_active, user.is_staff, user.is_superuser) == (
+        support.pk, support.username, True, support.is_staff, False)
+    assert {"password", "email", "first_name", "last_login", "date_joined"} <= user.get_deferred_fields()
+    assert (token.key, token.user) == (key, user)
+    assert (user.email, user.first_name) == ("sam@example.com", "Sam")  # loaded when asked for
