@@ -112,12 +112,17 @@ def audit_head_sink(settings, tmp_path):
 
 @pytest.fixture(autouse=True)
 def empty_cache():
-    """Throttle windows and lock-out counts live in the cache: each test starts with none."""
+    """Throttle windows and lock-out counts live in the cache (and a process's batches of counts
+    beside it): each test starts with none."""
     from django.core.cache import cache
 
+    from backoffice.api.throttling import batches
+
     cache.clear()
+    batches.clear()
     yield
     cache.clear()
+    batches.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -1,12 +1,18 @@
 """API throttling per token, at a rate per role (settings.API_THROTTLE_RATES).
 
-A fixed window counted in the cache: one increment per request, whatever the rate, so that a
-game server's thousands of requests per second cost a counter each (one round trip to Redis), not
-a list of timestamps as DRF's own throttles keep. The role comes from the user's permissions, which the permission check
-has already read (no query). Anonymous requests count by address.
-Over the rate, DRF answers 429 with Retry-After (the seconds left in the window).
+A fixed window counted in the cache (Redis in production, shared by every process), not a list of
+timestamps as DRF's own throttles keep. A rate of fewer than API_THROTTLE_BATCH_FROM requests a
+window (a person's, an address's) is counted exactly: one increment per request. A larger one (a
+game server's, a runaway guard of thousands a second) is counted in batches: each process counts
+its requests itself and adds them to the shared counter API_THROTTLE_BATCH at a time, so that a
+round trip is paid once a batch, not on every bet; the requests that pass may then exceed the
+limit by at most a batch per process, a sliver of such a rate.
+The role comes from the user's permissions, which the permission check has already read (no
+query). Anonymous requests count by address. Over the rate, DRF answers 429 with Retry-After (the
+seconds left in the window).
 """
 
+import threading
 import time
 
 from django.conf import settings
@@ -44,18 +50,55 @@ def role_of(user) -> str:
     return max(roles, key=lambda role: len(ROLE_PERMISSIONS[role]), default=Role.SUPPORT).value
 
 
-def _count(key: str, period: int) -> int:
-    """This request's number in its window: one cache round trip once the window has begun."""
+def _add(key: str, hits: int, period: int) -> int:
+    """Add ``hits`` to the window's shared counter and answer its total: one cache round trip once
+    the window has begun."""
     try:
-        return cache.incr(key)
-    except ValueError:  # the window's first request, unless another one began it just now
-        if cache.add(key, 1, timeout=period + 1):
-            return 1
+        return cache.incr(key, hits)
+    except ValueError:  # the window's first requests, unless another process began it just now
+        if cache.add(key, hits, timeout=period + 1):
+            return hits
     try:
-        return cache.incr(key)
+        return cache.incr(key, hits)
     except ValueError:  # ... and that window's counter expired since
-        cache.set(key, 1, timeout=period + 1)
-        return 1
+        cache.set(key, hits, timeout=period + 1)
+        return hits
+
+
+class _Batches:
+    """This process's requests not yet added to the shared counters, and the shared totals last
+    read, by token or address: {ident: (window key, pending, shared)}. Only the current window of
+    each is kept."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._counts = {}
+
+    def count(self, ident: str, key: str, period: int, batch: int) -> int:
+        """This request's number in its window, as far as this process knows."""
+        with self._lock:
+            window, pending, shared = self._counts.get(ident, (None, 0, 0))
+            if window != key:  # a new window: its first request reads the shared total
+                pending, shared = 0, 0
+            pending += 1
+            if window == key and pending < batch:
+                self._counts[ident] = (key, pending, shared)
+                return shared + pending
+            self._counts[ident] = (key, 0, _add(key, pending, period))
+            return self._counts[ident][2]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+
+batches = _Batches()
+
+
+def _count(ident: str, key: str, limit: int, period: int) -> int:
+    if limit >= settings.API_THROTTLE_BATCH_FROM and settings.API_THROTTLE_BATCH > 1:
+        return batches.count(ident, key, period, settings.API_THROTTLE_BATCH)
+    return _add(key, 1, period)
 
 
 class RoleRateThrottle(BaseThrottle):
@@ -70,7 +113,7 @@ class RoleRateThrottle(BaseThrottle):
             return True
         limit, period = rate
         now = time.time()
-        hits = _count(f"throttle:{ident}:{period}:{int(now // period)}", period)
+        hits = _count(ident, f"throttle:{ident}:{period}:{int(now // period)}", limit, period)
         self.retry_after = period - (now % period)
         return hits <= limit
 

@@ -2,9 +2,11 @@
 repeated failed log-ins."""
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 
 from audit.models import AuditEvent
+from backoffice.api import throttling
 from backoffice.api.throttling import parse_rate
 from tests.api.helpers import API
 
@@ -15,6 +17,20 @@ pytestmark = pytest.mark.django_db
 def tight_rates(settings):
     settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "operator": "3/minute", "support": "5/minute",
                                    "anonymous": "2/minute", "integration": "50000/second"}
+
+
+FROZEN_NOW = 1_800_000_030.0  # half a minute into a window, so no test crosses into the next
+
+
+@pytest.fixture
+def batched_rates(settings, monkeypatch):
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "integration": "20/minute"}
+    settings.API_THROTTLE_BATCH_FROM, settings.API_THROTTLE_BATCH = 10, 8
+    monkeypatch.setattr(throttling.time, "time", lambda: FROZEN_NOW)
+
+
+def window_key(user) -> str:
+    return f"throttle:user:{user.pk}:60:{int(FROZEN_NOW // 60)}"
 
 
 class TestThrottling:
@@ -51,6 +67,26 @@ class TestThrottling:
             if len(statuses) > 1:
                 assert redis_commands == ["EVALSHA"], redis_commands  # the window has begun: one increment
         assert statuses == [200, 200, 200, 429]
+
+    def test_a_game_server_s_requests_reach_the_shared_count_a_batch_at_a_time(
+            self, as_integration, integration, game, batched_rates):
+        statuses = [as_integration.get(f"{API}/games/").status_code for _ in range(10)]
+        assert statuses == [200] * 10
+        # The first request read the shared total; the next eight were added together; the tenth waits.
+        assert cache.get(window_key(integration)) == 9
+
+    def test_one_process_refuses_at_the_limit_exactly(self, as_integration, game, batched_rates):
+        statuses = [as_integration.get(f"{API}/games/").status_code for _ in range(22)]
+        assert statuses == [200] * 20 + [429] * 2
+
+    def test_other_processes_counts_are_read_at_each_batch(self, as_integration, integration, game,
+                                                          batched_rates):
+        assert as_integration.get(f"{API}/games/").status_code == 200
+        cache.incr(window_key(integration), 30)  # other web processes' batches
+        statuses = [as_integration.get(f"{API}/games/").status_code for _ in range(10)]
+        # Seven more pass on this process's own count (at most a batch beyond the limit), then the
+        # batch's round trip reads 39 and every later request is refused.
+        assert statuses == [200] * 7 + [429] * 3
 
     def test_the_default_rates(self, settings):
         rates = settings.API_THROTTLE_RATES
