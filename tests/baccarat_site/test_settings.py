@@ -87,6 +87,13 @@ def test_the_web_server_refuses_to_start_without_a_secret_key():
     assert started.returncode == 0, started.stderr
 
 
+def test_the_web_application_s_loaded_objects_are_kept_out_of_the_collector_s_passes():
+    frozen = run("-c", "import gc, baccarat_site.wsgi; print(gc.get_freeze_count())",
+                 DJANGO_SETTINGS_MODULE="baccarat_site.settings", **PRODUCTION)
+    assert frozen.returncode == 0, frozen.stderr
+    assert int(frozen.stdout.split()[-1]) > 10_000  # Django, DRF and the apps, loaded before the first request
+
+
 def test_make_prod_uses_a_random_key_made_once_and_readable_by_its_owner_only(tmp_path):
     def make_key(name):
         path = tmp_path / name
