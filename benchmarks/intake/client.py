@@ -30,6 +30,14 @@ class Phase:
         else:
             self.unexpected[status] = self.unexpected.get(status, 0) + 1
 
+    def joined(self, other: "Phase") -> "Phase":
+        """This phase and ``other`` (a later slice of it) as one."""
+        unexpected = dict(self.unexpected)
+        for status, count in other.unexpected.items():
+            unexpected[status] = unexpected.get(status, 0) + count
+        return Phase(seconds=self.seconds + other.seconds, latencies=self.latencies + other.latencies,
+                     unexpected=unexpected, client_cpu_seconds=self.client_cpu_seconds + other.client_cpu_seconds)
+
     @property
     def per_second(self) -> float:
         return len(self.latencies) / self.seconds if self.seconds else 0.0

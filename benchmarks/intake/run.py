@@ -4,6 +4,7 @@ import asyncio
 import json
 import random
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -20,10 +21,13 @@ from . import data
 from .client import closed_loop, http_request, open_loop, send
 from .floor import sql_floor
 from .report import Results, report
-from .waits import WaitSampler
+from .waits import WaitSampler, shares
 from .worker import settlement_worker
 
 WARM_UP_SECONDS = 2
+# Each phase is measured in this many slices, taken in turn with the other phases' slices, so that a
+# slow spell of a noisy machine weighs on every phase alike instead of on the one it fell in.
+SLICES = 3
 BIG_ROUND_BETS = 1000
 DEAL_EVERY_SECONDS = 1.0
 LAG_ROUNDS = 20
@@ -145,13 +149,18 @@ def run(plan: Plan, *, say, write) -> None:
             ("one_round", traffic.single(rounds["one_round"]), {201}, 1),
             ("bulk", traffic.bulk(rounds["bulk"], plan.bulk_size), {200}, plan.bulk_size),
         ]
-        for key, make, expected, size in phases:
-            say(f"  {labels(plan)[key]}")
+        counts = {key: Counter() for key, *_ in phases}
+        for turn in range(SLICES):
             refresh_statistics()
-            with WaitSampler(params) as sampler:
-                phase = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds, expected=expected)
-            results.phases[key] = (phase, size)
-            results.waits[key] = sampler.shares()
+            for key, make, expected, size in phases:
+                if turn == 0:
+                    say(f"  {labels(plan)[key]}")
+                with WaitSampler(params) as sampler:
+                    part = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds / SLICES,
+                                       expected=expected)
+                counts[key].update(sampler.counts)
+                results.phases[key] = (results.phases[key][0].joined(part) if key in results.phases else part, size)
+        results.waits = {key: shares(counted) for key, counted in counts.items()}
         if plan.lag_seconds:
             refresh_statistics()
             results.lag = dealing_under_load(port, traffic, plan, rounds, results.phases["single"][0].per_second,

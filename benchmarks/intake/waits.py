@@ -30,7 +30,7 @@ _SAMPLE = """
 
 
 class WaitSampler:
-    """``with WaitSampler(params) as sampler: …`` then ``sampler.shares()``: {state: fraction}."""
+    """``with WaitSampler(params) as sampler: …`` then ``shares(sampler.counts)``: {state: fraction}."""
 
     def __init__(self, params: dict):
         self.params = params
@@ -52,6 +52,8 @@ class WaitSampler:
                 for state, count in conn.execute(_SAMPLE).fetchall():
                     self.counts[state] += count
 
-    def shares(self) -> dict:
-        total = sum(self.counts.values())
-        return {state: count / total for state, count in self.counts.most_common()} if total else {}
+
+def shares(counts: Counter) -> dict:
+    """{state: fraction} of the samples counted."""
+    total = sum(counts.values())
+    return {state: count / total for state, count in counts.most_common()} if total else {}

@@ -44,6 +44,19 @@ def test_a_phase_counts_only_the_expected_statuses():
     assert phase.per_second == 1.0 and phase.unexpected == {409: 1, 500: 1}
 
 
+def test_slices_of_a_phase_join_into_one():
+    first, second = Phase(seconds=2.0), Phase(seconds=3.0)
+    for status in (201, 201, 409):
+        first.add(10.0, status, {201})
+    for status in (201, 500, 409):
+        second.add(20.0, status, {201})
+    first.client_cpu_seconds, second.client_cpu_seconds = 0.5, 1.0
+    joined = first.joined(second)
+    assert (joined.seconds, joined.latencies, joined.unexpected, joined.client_cpu_seconds) == (
+        5.0, [10.0, 10.0, 20.0], {409: 2, 500: 1}, 1.5)
+    assert joined.per_second == 0.6
+
+
 @pytest.mark.services
 def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
     params = app_role.owner_settings()  # the benchmark creates, migrates and drops its own database

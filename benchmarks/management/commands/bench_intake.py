@@ -10,12 +10,13 @@
 2. The SQL floor: pgbench runs a bet's durable writes (balance, bet, ledger entry) as one
    transaction per bet at the same concurrency.
 3. Starts gunicorn as in production (DEBUG off, persistent connections, the throttle's windows in
-   the Redis cache ``--cache``) and a Celery worker, and drives them from a
-   lean asyncio client (``--clients`` requests in flight, a connection per request, as gunicorn's
-   sync workers close them): the framework floor (a 404), an authenticated read, single bets over
-   many rounds, single bets on one round, bulk bets; then, for ``--lag-seconds``, single bets at
-   80 % of their measured maximum while a round of 1,000 bets and then a round a second are dealt,
-   and the settlement lag of each (0 skips it).
+   the Redis cache ``--cache``) and a Celery worker, and drives them from a lean asyncio client
+   (``--clients`` requests in flight, a connection per request, as gunicorn's sync workers close
+   them): the framework floor (a 404), an authenticated read, single bets over many rounds, single
+   bets on one round, bulk bets, each phase in three slices taken in turn with the others' (so that
+   a slow spell of a noisy machine weighs on all of them alike); then, for ``--lag-seconds``, single
+   bets at 80 % of their measured maximum while a round of 1,000 bets and then a round a second are
+   dealt, and the settlement lag of each (0 skips it).
 4. Prints requests and bets per second with p50 and p99, the ratios against the targets, and checks
    that the ledger still equals every balance.
 
