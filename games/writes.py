@@ -6,7 +6,7 @@ audit.services.audit_record fused with the bet's insert, for the one path where 
 statements is the cost. The statement reads the round, its game and the account, and writes only
 if the game takes bets, the stake is within its limits, the account exists in the game's currency,
 the round is still OPEN once taken FOR SHARE past its gate (games/locks.py says why) and the balance
-covers the stake. It always answers what it read, so that a refusal is explained by the same
+covers the stake. A refusal answers no row, and the caller reads again to say why with the same
 Python checks the embedded SQLite runs before its ORM writes (whose transactions take the
 database's write lock when they begin, so what the caller read still holds); a test holds the two
 to the same answers.
@@ -29,14 +29,11 @@ from wallet.services import ledger_post
 _MULTIPLIER = " ".join(f"WHEN '{bet_type}' THEN g.{GameInstance._meta.get_field(field).column}"
                        for bet_type, field in GameInstance.MULTIPLIER_FIELDS.items())
 
-# What the statement read, in this order, and what it wrote (NULL, NULL when it wrote nothing).
-_READ = ("round_status", "game_id", "game_slug", "game_status", "min_bet", "max_bet", "currency", "multiplier",
-         "account_id", "account_currency", "balance")
-
 _BET_PLACE = f"""
-    WITH facts ({", ".join(_READ)}) AS MATERIALIZED (
-        SELECT r.status, g.id, g.slug, g.status, g.min_bet, g.max_bet, g.currency,
-               CASE %(bet_type)s {_MULTIPLIER} END, a.id, a.currency, a.balance
+    WITH facts (game_id, game_slug, game_status, min_bet, max_bet, currency, multiplier, account_id,
+                account_currency) AS MATERIALIZED (
+        SELECT g.id, g.slug, g.status, g.min_bet, g.max_bet, g.currency,
+               CASE %(bet_type)s {_MULTIPLIER} END, a.id, a.currency
         FROM {Round._meta.db_table} r JOIN {GameInstance._meta.db_table} g ON g.id = r.game_id
              LEFT JOIN {Account._meta.db_table} a ON a.external_id = %(account)s
         WHERE r.id = %(round_id)s
@@ -73,7 +70,9 @@ _BET_PLACE = f"""
         FROM bet, debit, allowed
         RETURNING bet_id, balance_after
     )
-    SELECT facts.*, entry.bet_id, entry.balance_after FROM facts LEFT JOIN entry ON TRUE
+    SELECT facts.game_id, facts.game_slug, facts.multiplier, facts.account_id, facts.account_currency,
+           entry.bet_id, entry.balance_after
+    FROM facts, entry
 """
 
 
@@ -96,7 +95,8 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
                       client, placed_at, action: str, after: dict) -> Bet | None:
     """PostgreSQL: place the bet if every check passes, in one statement; the new bet (its round, game
     and account loaded with what the statement read), or None, with nothing written, when a check
-    failed or there is no such round: the caller then reads again to say why. ``after`` is the
+    failed or there is no such round (the statement answers no row): the caller then reads again to
+    say why. ``after`` is the
     event's content but for the multiplier, which the statement reads from the game. A used
     idempotency key raises IntegrityError (the unique (client, key)).
     """
@@ -109,18 +109,17 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
             "kind": LedgerKind.STAKE,
         })
         row = cursor.fetchone()
-    if row is None or row[-2] is None:
+    if row is None:
         return None
     audit_written()
-    read = dict(zip(_READ, row, strict=False))
-    bet_id, balance = row[-2:]
-    game = GameInstance.from_db(connection.alias, ["id", "slug"], [read["game_id"], read["game_slug"]])
-    round_ = Round.from_db(connection.alias, ["id", "game_id"], [round_id, read["game_id"]])
-    round_.game = game
+    game_id, game_slug, multiplier, account_id, currency, bet_id, balance = row
+    # Loaded as the ORM loads a row, in each model's field order; the fields not read are deferred.
+    round_ = Round.from_db(connection.alias, ["id", "game_id"], [round_id, game_id])
+    round_.game = GameInstance.from_db(connection.alias, ["id", "slug"], [game_id, game_slug])
     account = Account.from_db(connection.alias, ["id", "external_id", "currency", "balance"],
-                              [read["account_id"], account_external_id, read["account_currency"], balance])
+                              [account_id, account_external_id, currency, balance])
     bet = Bet(id=bet_id, round=round_, account=account, client=client, bet_type=bet_type, stake=stake,
-              multiplier=read["multiplier"], idempotency_key=idempotency_key, placed_at=placed_at)
+              multiplier=multiplier, idempotency_key=idempotency_key, placed_at=placed_at)
     bet._state.adding, bet._state.db = False, connection.alias  # as if loaded: saving it again updates
     return bet
 

@@ -78,14 +78,13 @@ class _Batches:
         """This request's number in its window, as far as this process knows."""
         with self._lock:
             window, pending, shared = self._counts.get(ident, (None, 0, 0))
-            if window != key:  # a new window: its first request reads the shared total
-                pending, shared = 0, 0
-            pending += 1
-            if window == key and pending < batch:
-                self._counts[ident] = (key, pending, shared)
-                return shared + pending
-            self._counts[ident] = (key, 0, _add(key, pending, period))
-            return self._counts[ident][2]
+            if window == key and pending + 1 < batch:
+                self._counts[ident] = (key, pending + 1, shared)
+                return shared + pending + 1
+            # A full batch, or a new window's first request: add them and read the shared total.
+            shared = _add(key, pending + 1 if window == key else 1, period)
+            self._counts[ident] = (key, 0, shared)
+            return shared
 
     def clear(self) -> None:
         with self._lock:
