@@ -76,6 +76,11 @@ _BET_PLACE = f"""
 """
 
 
+_BET_COLUMNS = [field.attname for field in Bet._meta.concrete_fields]
+_BET_RELATIONS = [Bet._meta.get_field(name) for name in ("round", "account", "client")]
+_ROUND_GAME = Round._meta.get_field("game")
+
+
 def checks_in_statement() -> bool:
     """Whether a bet's checks and writes are one statement here (bet_place_checked), or the caller
     reads and checks first and then writes with bet_insert."""
@@ -113,14 +118,22 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
         return None
     audit_written()
     game_id, game_slug, multiplier, account_id, currency, bet_id, balance = row
-    # Loaded as the ORM loads a row, in each model's field order; the fields not read are deferred.
-    round_ = Round.from_db(connection.alias, ["id", "game_id"], [round_id, game_id])
-    round_.game = GameInstance.from_db(connection.alias, ["id", "slug"], [game_id, game_slug])
-    account = Account.from_db(connection.alias, ["id", "external_id", "currency", "balance"],
+    # Loaded as the ORM loads rows (each model's fields in its order; those not read are deferred),
+    # and related as select_related relates them: the model constructor's keyword path and the
+    # relation descriptors' checks cost more than the statement's own Python.
+    alias = connection.alias
+    game = GameInstance.from_db(alias, ["id", "slug"], [game_id, game_slug])
+    round_ = Round.from_db(alias, ["id", "game_id"], [round_id, game_id])
+    account = Account.from_db(alias, ["id", "external_id", "currency", "balance"],
                               [account_id, account_external_id, currency, balance])
-    bet = Bet(id=bet_id, round=round_, account=account, client=client, bet_type=bet_type, stake=stake,
-              multiplier=multiplier, idempotency_key=idempotency_key, placed_at=placed_at)
-    bet._state.adding, bet._state.db = False, connection.alias  # as if loaded: saving it again updates
+    values = {"id": bet_id, "round_id": round_id, "account_id": account_id, "client_id": client.pk,
+              "bet_type": bet_type, "stake": stake, "multiplier": multiplier, "idempotency_key": idempotency_key,
+              "status": BetStatus.PENDING, "payout": None, "placed_at": placed_at, "settled_at": None,
+              "hold_reason": "", "held_at": None}
+    bet = Bet.from_db(alias, _BET_COLUMNS, [values[name] for name in _BET_COLUMNS])
+    _ROUND_GAME.set_cached_value(round_, game)
+    for field, related in zip(_BET_RELATIONS, (round_, account, client), strict=True):
+        field.set_cached_value(bet, related)
     return bet
 
 

@@ -183,6 +183,24 @@ def test_a_new_bet_is_one_statement_and_no_transaction_around_it(postgres, game,
     assert Account.objects.get(external_id="p1").balance == Decimal("99.00")
 
 
+def test_the_new_bet_is_the_stored_row_with_its_relations_loaded(postgres, game, integration, funded_account):
+    """The bet the statement answers is built without reading it back: each field is what was stored,
+    and what its representation reads of the round, game, account and client needs no query."""
+    funded_account("p1", "100.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+    bet, created = services.bet_place(round_id=round_.pk, account_external_id="p1", bet_type="BANKER",
+                                      stake="2.50", idempotency_key="as-stored", client=integration)
+    assert created and not bet._state.adding
+    stored = Bet.objects.get(pk=bet.pk)
+    assert {field.attname: getattr(bet, field.attname) for field in Bet._meta.concrete_fields} == {
+        field.attname: getattr(stored, field.attname) for field in Bet._meta.concrete_fields}
+    with CaptureQueriesContext(connection) as reads:
+        related = (bet.round.pk, bet.round.game.slug, bet.account.external_id, bet.account.balance,
+                   bet.client.username)
+    assert related == (round_.pk, game.slug, "p1", Decimal("97.50"), integration.username)
+    assert reads.captured_queries == []
+
+
 def test_the_bet_s_own_audit_event_is_the_one_audit_record_would_write(postgres, game, integration,
                                                                         funded_account):
     funded_account("p1", "100.00")
