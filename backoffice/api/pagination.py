@@ -1,10 +1,15 @@
 """Cursor pagination: stable under inserts, never a COUNT of the whole table, and strict about its
 parameters: a page size outside 1 to ``max_page_size`` or a blank cursor is a 400 naming the
 parameter (not silently the default page); a cursor this server did not give out names no page
-of results: a 404 naming ``cursor`` (documented)."""
+of results: a 404 naming ``cursor`` (documented). The schema gives a cursor's alphabet (base64, as
+the server writes them), so a value of spaces or control characters, which Python takes for blank,
+is one the schema does not allow either."""
 
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination as DRFCursorPagination
+
+# What DRF's cursors are made of: the base64 of a query string.
+CURSOR_PATTERN = "^[A-Za-z0-9+/=]+$"
 
 
 class CursorPagination(DRFCursorPagination):
@@ -42,7 +47,7 @@ class CursorPagination(DRFCursorPagination):
             if parameter["name"] == self.page_size_query_param:
                 parameter["schema"] = {"type": "integer", "minimum": 1, "maximum": self.max_page_size}
             if parameter["name"] == self.cursor_query_param:
-                parameter["schema"] = {"type": "string", "minLength": 1}
+                parameter["schema"] = {"type": "string", "minLength": 1, "pattern": CURSOR_PATTERN}
         return parameters
 
 

@@ -136,7 +136,7 @@ class TestQueryParametersAreExact:
     @pytest.mark.parametrize("query,field", [
         ("page_size=5&page_size=6", "page_size"), ("page_size=0", "page_size"), ("page_size=201", "page_size"),
         ("page_size=%EF%BC%95", "page_size"), ("status=OPEN&status=DEALT", "status"), ("status=", "status"),
-        ("cursor=", "cursor"), ("cursor=%20%20", "cursor"), ("cursor=a&cursor=b", "cursor"),
+        ("cursor=", "cursor"), ("cursor=%20%20", "cursor"), ("cursor=%1F", "cursor"), ("cursor=a&cursor=b", "cursor"),
     ])
     def test_each_is_one_well_formed_value(self, as_operator, query, field):
         assert field in assert_json(as_operator.get(f"{API}/rounds/?{query}"), 400)

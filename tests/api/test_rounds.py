@@ -1,9 +1,13 @@
 """Rounds: open, recall, deal, void, verify, and the filtered, paginated list."""
 
+import re
+from urllib.parse import parse_qs, quote, urlsplit
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from backoffice.api.pagination import CURSOR_PATTERN
 from games import services
 from games.choices import BetStatus, GameStatus
 from games.engine import verify_round
@@ -250,6 +254,25 @@ class TestList:
             seen.extend(item["id"] for item in body["results"])
             url = body["next"]
         assert seen == sorted((round_.pk for round_ in rounds), reverse=True)
+
+    def test_the_schema_s_cursor_alphabet_holds_every_cursor_the_api_gives_out(self, as_support, rounds):
+        """Forward and backward links (their cursors carry an offset and a direction, whose base64
+        uses + and /) all match the pattern the schema documents."""
+        schema = as_support.get("/api/schema/", {"format": "json"}).json()
+        documented = {parameter["schema"]["pattern"] for path in schema["paths"].values()
+                      for operation in path.values() for parameter in operation.get("parameters", ())
+                      if parameter["name"] == "cursor"}
+        assert documented == {CURSOR_PATTERN}
+        cursors, url = [], f"{API}/rounds/?page_size=1"
+        while url:
+            body = as_support.get(url).json()
+            links = [link for link in (body["next"], body["previous"]) if link]
+            cursors += [parse_qs(urlsplit(link).query)["cursor"][0] for link in links]
+            url = body["next"]
+        previous = as_support.get(f"{API}/rounds/?page_size=1&cursor={quote(cursors[-1])}").json()["previous"]
+        cursors.append(parse_qs(urlsplit(previous).query)["cursor"][0])
+        assert len(cursors) > len(rounds)
+        assert all(re.fullmatch(CURSOR_PATTERN, cursor) for cursor in cursors), cursors
 
     def test_default_page_size_is_50(self, as_support, game, integration):
         for _ in range(51):
