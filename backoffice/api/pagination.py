@@ -5,6 +5,8 @@ of results: a 404 naming ``cursor`` (documented). The schema gives a cursor's al
 the server writes them), so a value of spaces or control characters, which Python takes for blank,
 is one the schema does not allow either."""
 
+import re
+
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import CursorPagination as DRFCursorPagination
 
@@ -34,8 +36,12 @@ class CursorPagination(DRFCursorPagination):
     def decode_cursor(self, request):
         if len(request.query_params.getlist(self.cursor_query_param)) > 1:
             raise ValidationError({self.cursor_query_param: ["Give it once."]})
-        if request.query_params.get(self.cursor_query_param, "x").strip() == "":
+        given = request.query_params.get(self.cursor_query_param)
+        if given is not None and given.strip() == "":
             raise ValidationError({self.cursor_query_param: ["May not be blank."]})
+        # base64 decoding skips what is not of its alphabet, so "`{" would read as the first page.
+        if given is not None and not re.fullmatch(CURSOR_PATTERN, given):
+            raise NotFound({self.cursor_query_param: ["No such page: not a cursor this API gave out."]})
         try:
             return super().decode_cursor(request)
         except NotFound:

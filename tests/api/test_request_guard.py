@@ -143,3 +143,7 @@ class TestQueryParametersAreExact:
 
     def test_a_cursor_the_api_did_not_give_out_is_a_documented_404(self, as_operator):
         assert "cursor" in assert_json(as_operator.get(f"{API}/rounds/?cursor=garbage"), 404)
+
+    def test_a_cursor_outside_the_documented_alphabet_is_no_page_not_the_first(self, as_operator):
+        # base64 decoding would skip these characters and read an empty cursor: the first page.
+        assert "cursor" in assert_json(as_operator.get(f"{API}/rounds/?cursor=%60%7B"), 404)
