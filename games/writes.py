@@ -101,9 +101,8 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
     """PostgreSQL: place the bet if every check passes, in one statement; the new bet (its round, game
     and account loaded with what the statement read), or None, with nothing written, when a check
     failed or there is no such round (the statement answers no row): the caller then reads again to
-    say why. ``after`` is the
-    event's content but for the multiplier, which the statement reads from the game. A used
-    idempotency key raises IntegrityError (the unique (client, key)).
+    say why. ``after`` is the event's content but for the multiplier, which the statement reads from
+    the game. A used idempotency key raises IntegrityError (the unique (client, key)).
     """
     with connection.cursor() as cursor:
         cursor.execute(_BET_PLACE, {

@@ -12,6 +12,7 @@ from rest_framework.pagination import CursorPagination as DRFCursorPagination
 
 # What DRF's cursors are made of: the base64 of a query string.
 CURSOR_PATTERN = "^[A-Za-z0-9+/=]+$"
+NO_SUCH_PAGE = "No such page: not a cursor this API gave out."
 
 
 class CursorPagination(DRFCursorPagination):
@@ -41,11 +42,11 @@ class CursorPagination(DRFCursorPagination):
             raise ValidationError({self.cursor_query_param: ["May not be blank."]})
         # base64 decoding skips what is not of its alphabet, so "`{" would read as the first page.
         if given is not None and not re.fullmatch(CURSOR_PATTERN, given):
-            raise NotFound({self.cursor_query_param: ["No such page: not a cursor this API gave out."]})
+            raise NotFound({self.cursor_query_param: [NO_SUCH_PAGE]})
         try:
             return super().decode_cursor(request)
         except NotFound:
-            raise NotFound({self.cursor_query_param: ["No such page: not a cursor this API gave out."]}) from None
+            raise NotFound({self.cursor_query_param: [NO_SUCH_PAGE]}) from None
 
     def get_schema_operation_parameters(self, view):
         parameters = super().get_schema_operation_parameters(view)
