@@ -80,7 +80,7 @@ prod-setup: install $(SECRET_KEY_FILE)
 	    "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'baccarat_site.settings'); django.setup(); \
 	    from audit.heads import public_key_b64; print('audit public key', public_key_b64())"
 	$(PROD_ENV) DATABASE_URL=$(MIGRATION_DATABASE_URL) $(PY) manage.py migrate --noinput
-	$(PROD_ENV) DATABASE_URL=$(MIGRATION_DATABASE_URL) $(PY) manage.py db_roles $(PROD_APP_ROLE) --password $(PROD_APP_PASSWORD)
+	$(PROD_ENV) DATABASE_URL=$(MIGRATION_DATABASE_URL) $(PY) manage.py db_roles $(PROD_APP_ROLE) "--password=$(PROD_APP_PASSWORD)"
 	$(PROD_ENV) $(PY) manage.py collectstatic --noinput -v0
 
 prod-web: $(SECRET_KEY_FILE)

@@ -57,7 +57,7 @@ def start() -> None:
     if connections["default"].vendor != "postgresql":
         return
     settings = _settings()
-    call_command("db_roles", APP_ROLE, "--password", APP_PASSWORD, stdout=StringIO())
+    call_command("db_roles", APP_ROLE, f"--password={APP_PASSWORD}", stdout=StringIO())  # may begin with "-"
     _Logins.owner = (settings["USER"], settings["PASSWORD"])
     login(_Logins.wanted)
 
