@@ -3,6 +3,7 @@
 import os
 from decimal import Decimal
 
+import hypothesis
 import pytest
 import redis
 from django.contrib.auth.models import Group, User
@@ -15,6 +16,11 @@ from backoffice.roles import STAFF_ROLES, Role
 from games import services as game_services
 from tests import app_role
 from wallet import services as wallet_services
+
+# Properties are checked, never timed: hypothesis's default 200 ms deadline per example would make a
+# slow or busy machine fail a true property.
+hypothesis.settings.register_profile("untimed", deadline=None)
+hypothesis.settings.load_profile("untimed")
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
