@@ -38,11 +38,12 @@ class CursorPagination(DRFCursorPagination):
         if len(request.query_params.getlist(self.cursor_query_param)) > 1:
             raise ValidationError({self.cursor_query_param: ["Give it once."]})
         given = request.query_params.get(self.cursor_query_param)
-        if given is not None and given.strip() == "":
-            raise ValidationError({self.cursor_query_param: ["May not be blank."]})
-        # base64 decoding skips what is not of its alphabet, so "`{" would read as the first page.
-        if given is not None and not re.fullmatch(CURSOR_PATTERN, given):
-            raise NotFound({self.cursor_query_param: [NO_SUCH_PAGE]})
+        if given is not None:
+            if given.strip() == "":
+                raise ValidationError({self.cursor_query_param: ["May not be blank."]})
+            # base64 decoding skips what is not of its alphabet, so "`{" would read as the first page.
+            if not re.fullmatch(CURSOR_PATTERN, given):
+                raise NotFound({self.cursor_query_param: [NO_SUCH_PAGE]})
         try:
             return super().decode_cursor(request)
         except NotFound:

@@ -65,7 +65,7 @@ def _refusal_words(error) -> tuple:
     return "invalid", error.message_dict
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(situation=situations())
 def test_the_statement_writes_exactly_when_the_python_checks_pass(postgres, game, integration, situation):
     try:

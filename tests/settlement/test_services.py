@@ -113,7 +113,7 @@ class TestLedgerInvariant(HypothesisTestCase):
         st.tuples(st.just("settle")),
     )
 
-    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(operation, min_size=1, max_size=25))
     def test_random_operations_keep_the_ledger_exact(self, operations):
         operator = make_user("op", Role.OPERATOR)

@@ -54,7 +54,7 @@ def test_the_serializer_the_pattern_and_the_lists_agree(settings, url, mode):
 
 
 @pytest.mark.parametrize("mode", [PRODUCTION, DEVELOPMENT])
-@hypothesis_settings(max_examples=60, deadline=None)
+@hypothesis_settings(max_examples=60)
 @given(data=st.data())
 def test_whatever_the_pattern_allows_the_server_accepts(mode, data):
     with override_settings(**mode):
@@ -63,7 +63,7 @@ def test_whatever_the_pattern_allows_the_server_accepts(mode, data):
         assert accepts(url=url), url
 
 
-@hypothesis_settings(max_examples=200, deadline=None)
+@hypothesis_settings(max_examples=200)
 @given(url=st.one_of(st.text(max_size=40), st.builds("https://{}".format, st.text(max_size=30))))
 def test_whatever_the_pattern_forbids_the_server_refuses(url):
     matches = re.fullmatch(endpoint_url_pattern(), url) is not None

@@ -164,7 +164,7 @@ nonces = st.integers(0, NONCE_MAX)
 deck_counts = st.integers(1, 8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(server_seeds, client_seeds, nonces, deck_counts)
 def test_round_properties(server_seed, client_seed, nonce, decks):
     validate_inputs(server_seed, client_seed, nonce, decks)
@@ -195,7 +195,7 @@ def test_round_properties(server_seed, client_seed, nonce, decks):
     assert (len(result.banker_indices) == 3) is banker_draws
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(server_seeds, client_seeds, nonces, deck_counts)
 def test_fast_path_equals_generic_cut_and_literal_cut(server_seed, client_seed, nonce, decks):
     dealer = Dealer(server_seed, client_seed)
@@ -231,7 +231,7 @@ def risky_words(decks):
     )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.data(), deck_counts)
 def test_fast_path_with_rejections_anywhere_equals_literal_cut(data, decks):
     words = data.draw(st.lists(risky_words(decks), min_size=0, max_size=20))
