@@ -144,6 +144,11 @@ class TestQueryParametersAreExact:
     def test_a_cursor_the_api_did_not_give_out_is_a_documented_404(self, as_operator):
         assert "cursor" in assert_json(as_operator.get(f"{API}/rounds/?cursor=garbage"), 404)
 
-    def test_a_cursor_outside_the_documented_alphabet_is_no_page_not_the_first(self, as_operator):
-        # base64 decoding would skip these characters and read an empty cursor: the first page.
-        assert "cursor" in assert_json(as_operator.get(f"{API}/rounds/?cursor=%60%7B"), 404)
+    @pytest.mark.parametrize("cursor", [
+        "%60%7B",  # outside the alphabet: base64 decoding skips both characters, an empty cursor
+        "====", "AAAA",  # base64 of nothing, and of three NUL bytes: DRF reads both as the first page
+        "cD0x%3D",  # "p=1" with padding the server does not write
+        "cD0yJm89MQ%3D%3D",  # "p=2&o=1": its parts in an order the server does not write
+    ])
+    def test_a_cursor_the_api_does_not_write_is_no_page_not_the_first(self, as_operator, cursor):
+        assert "cursor" in assert_json(as_operator.get(f"{API}/rounds/?cursor={cursor}"), 404)
