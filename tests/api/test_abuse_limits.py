@@ -13,20 +13,24 @@ from tests.api.helpers import API
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def tight_rates(settings):
-    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "operator": "3/minute", "support": "5/minute",
-                                   "anonymous": "2/minute", "integration": "50000/second"}
-
-
 FROZEN_NOW = 1_800_000_030.0  # half a minute into a window, so no test crosses into the next
 
 
 @pytest.fixture
-def batched_rates(settings, monkeypatch):
+def frozen_clock(monkeypatch):
+    monkeypatch.setattr(throttling.time, "time", lambda: FROZEN_NOW)
+
+
+@pytest.fixture
+def tight_rates(settings, frozen_clock):
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "operator": "3/minute", "support": "5/minute",
+                                   "anonymous": "2/minute", "integration": "50000/second"}
+
+
+@pytest.fixture
+def batched_rates(settings, frozen_clock):
     settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "integration": "20/minute"}
     settings.API_THROTTLE_BATCH_FROM, settings.API_THROTTLE_BATCH = 10, 8
-    monkeypatch.setattr(throttling.time, "time", lambda: FROZEN_NOW)
 
 
 def window_key(user) -> str:
@@ -58,7 +62,7 @@ class TestThrottling:
 
     @pytest.mark.services
     def test_on_redis_a_request_is_counted_in_one_round_trip(self, redis_cache, redis_commands, as_operator,
-                                                             settings):
+                                                             frozen_clock, settings):
         settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "operator": "3/minute"}
         statuses = []
         for _ in range(4):
