@@ -279,6 +279,9 @@ WEBHOOK_SECRET_OVERLAP_HOURS = float(os.environ.get("WEBHOOK_SECRET_OVERLAP_HOUR
 WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", DEBUG)
 WEBHOOK_BLOCK_PRIVATE = env_bool("WEBHOOK_BLOCK_PRIVATE", not DEBUG)
 
+# Error reports (DEBUG's technical 500 page) show no variable's value: one may be a server seed.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "backoffice.errors.ValuelessExceptionReporterFilter"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

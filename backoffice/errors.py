@@ -3,11 +3,17 @@
 Django's own handlers (400, 403, 404, 500) and the request guard (backoffice.middleware) answer
 through ``error_response``, so an API client never receives an HTML page, whatever the status.
 A 500 carries the request id (also in the X-Request-ID header) for support to find the log line.
+
+With DEBUG (the development server of ``make run``) Django answers an unknown URL and an unhandled
+exception with its own technical pages instead of these handlers; under /api/ the request guard
+turns them into the same JSON (``as_api_error``), and their tracebacks show no values
+(``ValuelessExceptionReporterFilter``).
 """
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, JsonResponse
 from django.template import loader
+from django.views.debug import SafeExceptionReporterFilter
 
 API_PREFIX = "/api/"
 
@@ -55,3 +61,26 @@ def not_found(request, exception=None):
 
 def server_error(request):
     return error_response(request, 500, "The server failed to answer; quote the request id to support.")
+
+
+def as_api_error(request, response):
+    """Under /api/, an error answered other than in JSON (with DEBUG, Django's technical 404 and 500
+    pages) becomes the JSON its handler would answer; any other response is returned as it is."""
+    if response.status_code < 400 or not is_api(request) or response.get("Content-Type", "").startswith(
+            "application/json"):
+        return response
+    status = response.status_code
+    if status >= 500:
+        return server_error(request)
+    handler = {400: bad_request, 403: permission_denied, 404: not_found}.get(status)
+    return handler(request) if handler else error_response(request, status, TITLES.get(status, "Error") + ".")
+
+
+class ValuelessExceptionReporterFilter(SafeExceptionReporterFilter):
+    """Tracebacks in error reports show each frame's code and variable names, never their values.
+
+    Django's filter shows every local variable while DEBUG is on (the technical 500 page), and one
+    of them may be an unrevealed server seed, which no page may show."""
+
+    def get_traceback_frame_variables(self, request, tb_frame):
+        return [(name, self.cleansed_substitute) for name in tb_frame.f_locals]

@@ -5,11 +5,12 @@ NUL in a URL, a query parameter, a form field, a cookie or the Authorization hea
 lookup into a 500. They are refused here first: a path that holds one names nothing (404), any
 other input is a 400 (JSON under /api/, a styled page elsewhere). An API body larger than
 ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is refused by its declared length (413) before it is read.
+On the way out, an error under /api/ that is not JSON (Django's DEBUG pages) becomes JSON.
 """
 
 from django.conf import settings
 
-from backoffice.errors import error_response, is_api
+from backoffice.errors import as_api_error, error_response, is_api
 from backoffice.text import UNSTORABLE_MESSAGE, is_storable
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -27,7 +28,7 @@ class RequestGuardMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        return self.refusal(request) or self.get_response(request)
+        return self.refusal(request) or as_api_error(request, self.get_response(request))
 
     def refusal(self, request):
         if not is_storable(request.path):

@@ -95,6 +95,39 @@ class TestErrorsUnderApiAreJson:
         assert body["request_id"] == "trace-123" and response["X-Request-ID"] == "trace-123"
         assert "boom" not in response.content.decode()
 
+    def test_with_debug_an_unknown_path_is_still_json(self, as_operator, settings):
+        settings.DEBUG = True  # make run's development server: Django would answer its technical page
+        assert_json(as_operator.get(f"{API}/nothing-here/"), 404)
+
+    def test_with_debug_a_server_error_is_still_json(self, as_operator, monkeypatch, settings):
+        from games import selectors
+
+        def broken(**kwargs):
+            raise RuntimeError("boom")
+
+        settings.DEBUG = True
+        monkeypatch.setattr(selectors, "game_list", broken)
+        as_operator.raise_request_exception = False
+        response = as_operator.get(f"{API}/games/", HTTP_X_REQUEST_ID="trace-456")
+        assert assert_json(response, 500)["request_id"] == "trace-456"
+        assert "boom" not in response.content.decode()
+
+    def test_with_debug_a_traceback_on_a_page_names_variables_but_shows_no_value(
+            self, staff_client, monkeypatch, settings):
+        from games.admin import round as round_admin
+
+        def broken(*args, **kwargs):
+            server_seed = "5eed" * 16  # noqa: F841 (the frame's variable the page must not show)
+            raise RuntimeError("boom")
+
+        settings.DEBUG = True
+        monkeypatch.setattr(round_admin.selectors, "round_search_page", broken)
+        staff_client.raise_request_exception = False
+        response = staff_client.get("/admin/games/round/recall/?round_id=1")
+        page = response.content.decode()
+        assert response.status_code == 500 and "boom" in page and "server_seed" in page  # the technical page
+        assert "5eed5eed" not in page
+
     def test_a_server_error_on_a_page_is_a_styled_page(self, staff_client, monkeypatch):
         from games.admin import round as round_admin
 
