@@ -65,15 +65,13 @@ def server_error(request):
 
 def as_api_error(request, response):
     """Under /api/, an error answered other than in JSON (with DEBUG, Django's technical 404 and 500
-    pages) becomes the JSON its handler would answer; any other response is returned as it is."""
-    if response.status_code < 400 or not is_api(request) or response.get("Content-Type", "").startswith(
-            "application/json"):
-        return response
+    pages) becomes this module's JSON for its status; any other response is returned as it is."""
     status = response.status_code
+    if status < 400 or not is_api(request) or response.get("Content-Type", "").startswith("application/json"):
+        return response
     if status >= 500:
         return server_error(request)
-    handler = {400: bad_request, 403: permission_denied, 404: not_found}.get(status)
-    return handler(request) if handler else error_response(request, status, TITLES.get(status, "Error") + ".")
+    return error_response(request, status, f"{TITLES.get(status, 'Error')}.")
 
 
 class ValuelessExceptionReporterFilter(SafeExceptionReporterFilter):

@@ -29,5 +29,5 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(drop, restore, elidable=False),
+        migrations.RunPython(drop, restore),
     ]

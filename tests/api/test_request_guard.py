@@ -97,7 +97,7 @@ class TestErrorsUnderApiAreJson:
 
     def test_with_debug_an_unknown_path_is_still_json(self, as_operator, settings):
         settings.DEBUG = True  # make run's development server: Django would answer its technical page
-        assert_json(as_operator.get(f"{API}/nothing-here/"), 404)
+        assert assert_json(as_operator.get(f"{API}/nothing-here/"), 404) == {"detail": "Not found."}
 
     def test_with_debug_a_server_error_is_still_json(self, as_operator, monkeypatch, settings):
         from games import selectors
