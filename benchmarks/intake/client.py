@@ -39,6 +39,11 @@ class Phase:
                      unexpected=unexpected, client_cpu_seconds=self.client_cpu_seconds + other.client_cpu_seconds)
 
     @property
+    def requests(self) -> int:
+        """Every request answered, whatever its status."""
+        return len(self.latencies) + sum(self.unexpected.values())
+
+    @property
     def per_second(self) -> float:
         return len(self.latencies) / self.seconds if self.seconds else 0.0
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from benchmarks.pages.report import percentile
 
 from .client import Phase
+from .cpu import PARTS, per_request
 
 # (label, what over what, the least or most it may be)
 TARGETS = {
@@ -22,6 +23,7 @@ class Results:
     sql_floor: float = 0.0
     lag: dict = field(default_factory=dict)
     waits: dict = field(default_factory=dict)  # phase → {where the database's connections were: share}
+    cpu: dict = field(default_factory=dict)  # phase → {part: clock ticks used} (benchmarks.intake.cpu)
     problems: list = field(default_factory=list)
 
 
@@ -66,6 +68,7 @@ def report(results: Results, labels: dict, write) -> None:
         if shares:
             write(f"  {labels[key]}: " + ", ".join(f"{state} {100 * share:.0f} %" for state, share in shares.items()
                                                 if share >= 0.01))
+    _cpu_report(results, labels, write)
     lag = results.lag
     if lag:
         write("")
@@ -95,3 +98,24 @@ def report(results: Results, labels: dict, write) -> None:
     write("")
     write("exactly once: ledger equals balances for every account" if not results.problems
           else f"PROBLEMS: {'; '.join(results.problems)}")
+
+
+def _cpu_report(results: Results, labels: dict, write) -> None:
+    """CPU per request by part, and what a single bet costs in all against a 404: while the machine
+    has no idle left, their throughputs stand in the inverse ratio of those totals."""
+    figures = {key: per_request(results.cpu.get(key, {}), phase.requests)
+               for key, (phase, _size) in results.phases.items()}
+    figures = {key: found for key, found in figures.items() if found}
+    if not figures:
+        return
+    write("")
+    write("CPU per request in ms, from /proc (server: the bench's gunicorn; database: the PostgreSQL server; "
+          "client: the load generator; other: the rest of the machine):")
+    write(f"  {'phase':<44} " + " ".join(f"{part:>8}" for part in PARTS) + f" {'all':>8} {'idle':>6}")
+    for key, found in figures.items():
+        write(f"  {labels[key]:<44} " + " ".join(f"{found[part]:8.2f}" for part in PARTS)
+              + f" {sum(found[part] for part in PARTS):8.2f} {100 * found['idle']:5.0f} %")
+    if "floor" in figures and "single" in figures:
+        floor, single = (sum(figures[key][part] for part in PARTS) for key in ("floor", "single"))
+        write(f"  a single bet costs {single / floor:.1f} times a 404's CPU in all; single / floor = "
+              f"{TARGETS['single'][1]:g} needs at most {floor / TARGETS['single'][1]:.2f} ms a bet")

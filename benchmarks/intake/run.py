@@ -19,6 +19,7 @@ from games.models import Round
 
 from . import data
 from .client import closed_loop, http_request, open_loop, send
+from .cpu import CpuSampler
 from .floor import sql_floor
 from .report import Results, report
 from .waits import WaitSampler, shares
@@ -150,17 +151,20 @@ def run(plan: Plan, *, say, write) -> None:
             ("bulk", traffic.bulk(rounds["bulk"], plan.bulk_size), {200}, plan.bulk_size),
         ]
         counts = {key: Counter() for key, *_ in phases}
+        cpu = {key: Counter() for key, *_ in phases}
         for turn in range(SLICES):
             refresh_statistics()
             for key, make, expected, size in phases:
                 if turn == 0:
                     say(f"  {labels(plan)[key]}")
-                with WaitSampler(params) as sampler:
+                with WaitSampler(params) as sampler, CpuSampler(port) as used:
                     part = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds / SLICES,
                                        expected=expected)
                 counts[key].update(sampler.counts)
+                cpu[key].update(used.used)
                 results.phases[key] = (results.phases[key][0].joined(part) if key in results.phases else part, size)
         results.waits = {key: shares(counted) for key, counted in counts.items()}
+        results.cpu = cpu
         if plan.lag_seconds:
             refresh_statistics()
             results.lag = dealing_under_load(port, traffic, plan, rounds, results.phases["single"][0].per_second,

@@ -85,4 +85,11 @@ def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
                   "single-bet p99", "settlement lag p99"):
         assert re.search(rf"^\s+{re.escape(ratio)}.*\s[\d.]+\s+target .* (met|MISSED)$", output, re.M), (ratio, output)
     assert "a round with 1,000 bets: deal request" in output
+    # The CPU split: gunicorn served the bets, PostgreSQL wrote them.
+    single = re.search(r"^  single bets over 10 rounds\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\d+ %$",
+                       output, re.M)
+    assert single, output
+    server, database, _client, _other, every = map(float, single.groups())
+    assert server > 0 and database > 0 and every >= server + database
+    assert re.search(r"^  a single bet costs [\d.]+ times a 404's CPU in all", output, re.M), output
     assert "exactly once: ledger equals balances for every account" in output

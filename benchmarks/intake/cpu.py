@@ -1,0 +1,81 @@
+"""Where a phase's CPU went, read from /proc (Linux): the bench's gunicorn (master and workers), the
+PostgreSQL server's processes, the load client (this process) and everything else on the machine,
+and how much of it stayed idle. Per request, it says what a bet costs beyond a 404 and on which
+side; with the machine idle, it also says whether the phase was CPU-bound.
+
+PostgreSQL's share is the whole server's, the wait sampler's own queries (one every 20 ms) among
+them; on a machine where nothing else uses that server they are all that is not the bench's.
+"""
+
+import os
+from collections import Counter
+
+PARTS = ("server", "database", "client", "other")
+
+
+def available(proc: str = "/proc") -> bool:
+    return os.path.exists(os.path.join(proc, "stat"))
+
+
+def _ticks(stat: bytes) -> tuple[bytes, int]:
+    """(command name, user + system clock ticks) of a /proc/<pid>/stat line."""
+    name, _, rest = stat.partition(b"(")[2].rpartition(b")")
+    fields = rest.split()
+    return name, int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of proc(5)
+
+
+def snapshot(port: int, proc: str = "/proc") -> Counter:
+    """Clock ticks used so far by each part, and by the machine (``busy``) and left ``idle``."""
+    marker = f"--bind\x00127.0.0.1:{port}\x00".encode()
+    own = str(os.getpid())
+    used = Counter()
+    for pid in os.listdir(proc):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc, pid, "stat"), "rb") as stat_file:
+                name, ticks = _ticks(stat_file.read())
+            with open(os.path.join(proc, pid, "cmdline"), "rb") as cmdline_file:
+                cmdline = cmdline_file.read()
+        except OSError:  # it ended meanwhile
+            continue
+        if pid == own:
+            used["client"] += ticks
+        elif b"gunicorn" in cmdline and marker in cmdline:
+            used["server"] += ticks
+        elif name == b"postgres":
+            used["database"] += ticks
+    with open(os.path.join(proc, "stat"), "rb") as stat_file:
+        user, nice, system, idle, iowait, irq, softirq = (int(value) for value in stat_file.readline().split()[1:8])
+    # Time stolen by the hypervisor is neither: the machine neither ran nor offered it.
+    used["busy"], used["idle"] = user + nice + system + irq + softirq, idle + iowait
+    return used
+
+
+class CpuSampler:
+    """``with CpuSampler(port) as cpu: …`` then ``cpu.used``: the ticks each part used meanwhile."""
+
+    def __init__(self, port: int, proc: str = "/proc"):
+        self.port, self.proc = port, proc
+        self.used = Counter()
+
+    def __enter__(self):
+        self._start = snapshot(self.port, self.proc) if available(self.proc) else None
+        return self
+
+    def __exit__(self, *exc):
+        if self._start is not None:
+            end = snapshot(self.port, self.proc)
+            self.used = Counter({key: end[key] - self._start[key] for key in end})
+
+
+def per_request(used: Counter, requests: int) -> dict:
+    """{part: CPU milliseconds per request, "other" being the machine's rest} and {"idle": share}."""
+    if not requests or not used.get("busy", 0) + used.get("idle", 0):
+        return {}
+    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    known = sum(used[part] for part in PARTS if part != "other")
+    figures = {part: used[part] * tick_ms / requests for part in PARTS if part != "other"}
+    figures["other"] = max(0, used["busy"] - known) * tick_ms / requests
+    figures["idle"] = used["idle"] / (used["busy"] + used["idle"])
+    return figures
