@@ -24,11 +24,11 @@ def _ticks(stat: bytes) -> tuple[bytes, int]:
     return name, int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of proc(5)
 
 
-def snapshot(port: int, proc: str = "/proc") -> Counter:
-    """Clock ticks used so far by each part, and by the machine (``busy``) and left ``idle``."""
+def processes(port: int, proc: str = "/proc") -> dict:
+    """{pid: (part, clock ticks used so far)} of the processes that belong to a part."""
     marker = f"--bind\x00127.0.0.1:{port}\x00".encode()
     own = str(os.getpid())
-    used = Counter()
+    found = {}
     for pid in os.listdir(proc):
         if not pid.isdigit():
             continue
@@ -40,33 +40,48 @@ def snapshot(port: int, proc: str = "/proc") -> Counter:
         except OSError:  # it ended meanwhile
             continue
         if pid == own:
-            used["client"] += ticks
+            found[pid] = ("client", ticks)
         elif b"gunicorn" in cmdline and marker in cmdline:
-            used["server"] += ticks
+            found[pid] = ("server", ticks)
         elif name == b"postgres":
-            used["database"] += ticks
+            found[pid] = ("database", ticks)
+    return found
+
+
+def machine(proc: str = "/proc") -> Counter:
+    """The clock ticks of every CPU so far: ``busy`` and ``idle`` (or waiting for I/O)."""
     with open(os.path.join(proc, "stat"), "rb") as stat_file:
         user, nice, system, idle, iowait, irq, softirq = (int(value) for value in stat_file.readline().split()[1:8])
     # Time stolen by the hypervisor is neither: the machine neither ran nor offered it.
-    used["busy"], used["idle"] = user + nice + system + irq + softirq, idle + iowait
+    return Counter(busy=user + nice + system + irq + softirq, idle=idle + iowait)
+
+
+def used_between(start: dict, end: dict) -> Counter:
+    """The ticks each part used from one ``processes`` reading to the next. A process that began
+    meanwhile counts from zero; one that ended is left out (its ticks went with it)."""
+    used = Counter()
+    for pid, (part, ticks) in end.items():
+        used[part] += ticks - start.get(pid, (part, 0))[1]
     return used
 
 
 class CpuSampler:
-    """``with CpuSampler(port) as cpu: …`` then ``cpu.used``: the ticks each part used meanwhile."""
+    """``with CpuSampler(port) as cpu: …`` then ``cpu.used``: the ticks each part and the machine
+    used meanwhile (nothing where there is no /proc)."""
 
     def __init__(self, port: int, proc: str = "/proc"):
         self.port, self.proc = port, proc
         self.used = Counter()
 
     def __enter__(self):
-        self._start = snapshot(self.port, self.proc) if available(self.proc) else None
+        self._start = (processes(self.port, self.proc), machine(self.proc)) if available(self.proc) else None
         return self
 
     def __exit__(self, *exc):
         if self._start is not None:
-            end = snapshot(self.port, self.proc)
-            self.used = Counter({key: end[key] - self._start[key] for key in end})
+            started, machine_started = self._start
+            self.used = used_between(started, processes(self.port, self.proc))
+            self.used.update(machine(self.proc) - machine_started)
 
 
 def per_request(used: Counter, requests: int) -> dict:

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from benchmarks.intake.cpu import CpuSampler, available, per_request, snapshot
+from benchmarks.intake.cpu import CpuSampler, available, machine, per_request, processes, used_between
 
 PORT = 18765
 TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
@@ -37,14 +37,31 @@ def proc(tmp_path):
 
 
 def test_each_process_counts_where_it_belongs(proc):
-    used = snapshot(PORT, str(proc))
-    # busy: user, nice, system, irq, softirq (not steal); idle: idle and I/O wait
-    assert used == Counter(server=60, database=25, client=5, busy=820, idle=3100)
+    assert processes(PORT, str(proc)) == {"100": ("server", 10), "101": ("server", 50), "103": ("database", 25),
+                                          str(os.getpid()): ("client", 5)}
+
+
+def test_the_machine_is_busy_or_idle_and_stolen_time_is_neither(proc):
+    # busy: user, nice, system, irq, softirq; idle: idle and I/O wait; steal (50) left out
+    assert machine(str(proc)) == Counter(busy=820, idle=3100)
 
 
 def test_a_process_that_ended_meanwhile_is_skipped(proc):
     (proc / "105").mkdir()  # listed, but its files are gone
-    assert snapshot(PORT, str(proc))["server"] == 60
+    assert set(processes(PORT, str(proc))) == {"100", "101", "103", str(os.getpid())}
+
+
+def test_use_between_readings_counts_new_processes_from_zero_and_leaves_ended_ones_out():
+    start = {"1": ("server", 100), "2": ("database", 40), "3": ("database", 70)}
+    end = {"1": ("server", 130), "2": ("database", 45), "4": ("database", 6)}  # 3 ended, 4 began
+    assert used_between(start, end) == Counter(server=30, database=11)
+
+
+def test_the_sampler_reads_the_parts_and_the_machine(proc):
+    with CpuSampler(PORT, str(proc)) as cpu:
+        _process(proc, 106, "postgres", 3, 0, ["postgres: bench baccarat 127.0.0.1(5124) idle"])
+        (proc / "stat").write_text("cpu  700 10 220 3100 100 5 5 60 0 0\n")
+    assert cpu.used == Counter(database=3, busy=120, idle=100)
 
 
 def test_figures_per_request_leave_the_rest_to_other():
