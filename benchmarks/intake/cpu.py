@@ -1,7 +1,7 @@
 """Where a phase's CPU went, read from /proc (Linux): the bench's gunicorn (master and workers), the
 PostgreSQL server's processes, the load client (this process) and everything else on the machine,
 and how much of it stayed idle. Per request, it says what a bet costs beyond a 404 and on which
-side; with the machine idle, it also says whether the phase was CPU-bound.
+side; the idle share says whether the phase was bound by the CPU.
 
 PostgreSQL's share is the whole server's, the wait sampler's own queries (one every 20 ms) among
 them; on a machine where nothing else uses that server they are all that is not the bench's.
@@ -61,7 +61,8 @@ def used_between(start: dict, end: dict) -> Counter:
     meanwhile counts from zero; one that ended is left out (its ticks went with it)."""
     used = Counter()
     for pid, (part, ticks) in end.items():
-        used[part] += ticks - start.get(pid, (part, 0))[1]
+        _part, before = start.get(pid, (part, 0))
+        used[part] += ticks - before
     return used
 
 
@@ -85,12 +86,14 @@ class CpuSampler:
 
 
 def per_request(used: Counter, requests: int) -> dict:
-    """{part: CPU milliseconds per request, "other" being the machine's rest} and {"idle": share}."""
+    """{part: CPU milliseconds per request, "other" being the machine's rest}, their sum as "all",
+    and the machine's idle share as "idle"."""
     if not requests or not used.get("busy", 0) + used.get("idle", 0):
         return {}
     tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
     known = sum(used[part] for part in PARTS if part != "other")
     figures = {part: used[part] * tick_ms / requests for part in PARTS if part != "other"}
     figures["other"] = max(0, used["busy"] - known) * tick_ms / requests
+    figures["all"] = sum(figures.values())
     figures["idle"] = used["idle"] / (used["busy"] + used["idle"])
     return figures

@@ -114,8 +114,8 @@ def _cpu_report(results: Results, labels: dict, write) -> None:
     write(f"  {'phase':<44} " + " ".join(f"{part:>8}" for part in PARTS) + f" {'all':>8} {'idle':>6}")
     for key, found in figures.items():
         write(f"  {labels[key]:<44} " + " ".join(f"{found[part]:8.2f}" for part in PARTS)
-              + f" {sum(found[part] for part in PARTS):8.2f} {100 * found['idle']:5.0f} %")
+              + f" {found['all']:8.2f} {100 * found['idle']:5.0f} %")
     if "floor" in figures and "single" in figures:
-        floor, single = (sum(figures[key][part] for part in PARTS) for key in ("floor", "single"))
+        floor, single = figures["floor"]["all"], figures["single"]["all"]
         write(f"  a single bet costs {single / floor:.1f} times a 404's CPU in all; single / floor = "
               f"{TARGETS['single'][1]:g} needs at most {floor / TARGETS['single'][1]:.2f} ms a bet")

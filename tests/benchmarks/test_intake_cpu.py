@@ -68,7 +68,7 @@ def test_figures_per_request_leave_the_rest_to_other():
     used = Counter(server=300, database=100, client=50, busy=500, idle=100)
     figures = per_request(used, requests=100)
     assert figures == pytest.approx({"server": 3 * TICK_MS, "database": 1 * TICK_MS, "client": 0.5 * TICK_MS,
-                                     "other": 0.5 * TICK_MS, "idle": 100 / 600})
+                                     "other": 0.5 * TICK_MS, "all": 5 * TICK_MS, "idle": 100 / 600})
 
 
 def test_no_figures_without_requests_or_a_reading():

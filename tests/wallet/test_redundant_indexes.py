@@ -14,12 +14,24 @@ GONE = {Bet._meta.db_table: ["account_id", "client_id", "round_id"],
 AUDIT = AuditEvent._meta.db_table
 
 
-def single_column_indexes(connection, table) -> set:
+def _single_column_indexes(connection, table) -> list:
+    """(column, operator class) of each single-column index."""
     with connection.cursor() as cursor:
-        cursor.execute("""SELECT a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+        cursor.execute("""SELECT a.attname, o.opcname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
                           JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
+                          JOIN pg_opclass o ON o.oid = i.indclass[0]
                           WHERE c.relname = %s AND i.indnatts = 1""", [table])
-        return {row[0] for row in cursor.fetchall()}
+        return cursor.fetchall()
+
+
+def single_column_indexes(connection, table) -> set:
+    return {column for column, _opclass in _single_column_indexes(connection, table)}
+
+
+def pattern_indexed_columns(connection, table) -> set:
+    """Columns with a varchar_pattern_ops index (one that serves LIKE 'prefix%' only)."""
+    return {column for column, opclass in _single_column_indexes(connection, table)
+            if opclass == "varchar_pattern_ops"}
 
 
 def foreign_key_columns(connection, table) -> set:
@@ -27,16 +39,6 @@ def foreign_key_columns(connection, table) -> set:
         cursor.execute("""SELECT a.attname FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
                           JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.conkey[1]
                           WHERE c.relname = %s AND k.contype = 'f'""", [table])
-        return {row[0] for row in cursor.fetchall()}
-
-
-def pattern_indexed_columns(connection, table) -> set:
-    """Columns with a varchar_pattern_ops index (one that serves LIKE 'prefix%' only)."""
-    with connection.cursor() as cursor:
-        cursor.execute("""SELECT a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
-                          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = i.indkey[0]
-                          JOIN pg_opclass o ON o.oid = i.indclass[0]
-                          WHERE c.relname = %s AND o.opcname = 'varchar_pattern_ops'""", [table])
         return {row[0] for row in cursor.fetchall()}
 
 
