@@ -1,11 +1,12 @@
 """Token authentication in one hand-written statement: the token, its user and the user's
-permissions.
+permissions; on PostgreSQL the row is kept between requests until any of them changes
+(backoffice.api.token_rows).
 
 Every endpoint checks a permission (RolePermission) and the throttle reads the role from the
 permissions, so each request would otherwise cost DRF's token query and ModelBackend's two
 permission queries, each a round trip before any work. The permissions are read in the same
-statement, exactly (nothing outlives the request), and kept where ModelBackend keeps them for the
-rest of the request.
+statement, exactly, and kept where ModelBackend keeps them for the rest of the request (each request
+builds its own token and user from the row).
 """
 
 import functools
@@ -18,6 +19,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
+from backoffice.api.token_rows import token_row
 from dbutils.rows import row_loader
 
 # A JSON array of the user's "app_label.codename" (NULL for none): both databases aggregate to JSON.
@@ -54,6 +56,12 @@ def _token_statement() -> tuple[str, tuple]:
     return sql, (row_loader(Token, token_fields, 0), row_loader(User, user_fields, len(token_fields)))
 
 
+def _read_row(key: str) -> tuple | None:
+    with connection.cursor() as cursor:
+        cursor.execute(_token_statement()[0], [key])
+        return cursor.fetchone()
+
+
 def _permission_set(value) -> set[str]:
     if isinstance(value, str):  # SQLite hands JSON back as text; psycopg decodes it
         value = json.loads(value)
@@ -64,10 +72,8 @@ class TokenAuthentication(authentication.TokenAuthentication):
     """DRF's token authentication, the same answers (401 for an unknown token or inactive user)."""
 
     def authenticate_credentials(self, key):
-        sql, (load_token, load_user) = _token_statement()
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [key])
-            row = cursor.fetchone()
+        load_token, load_user = _token_statement()[1]
+        row = token_row(key, _read_row)
         if row is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         token, user = load_token(row), load_user(row)

@@ -1,5 +1,6 @@
 """Token authentication: the token, its user and the user's permissions in one statement, read
-afresh for every request (a role taken away holds from the next request on)."""
+afresh for every request inside a transaction, as here (a role taken away holds from the next
+request on); the rows kept between committed requests are tests/api/test_token_rows.py."""
 
 import pytest
 from django.contrib.auth.backends import ModelBackend

@@ -1,0 +1,73 @@
+"""The rows token authentication reads, kept by each web process's database connection between
+requests until PostgreSQL says that what they were read from has changed.
+
+A connection that keeps rows first LISTENs on CHANNEL. Triggers on every table the rows come from
+(tokens, users, groups, permissions, content types: migration backoffice 0001) NOTIFY that channel
+in the transaction that changes them, so the notice reaches every listener when that transaction
+commits. Before a kept row is used, the connection's notices are read without a round trip (its
+socket is polled), and any notice empties what it keeps. A revoked token or a withdrawn permission
+thus holds for every request that starts once PostgreSQL has delivered the notice: microseconds
+after the commit, a few milliseconds on a loaded machine.
+
+Nothing is kept on other databases (no notices), inside a transaction (PostgreSQL holds notices
+back until it ends, and a test's transaction never ends), or with API_TOKEN_CACHE_SIZE 0, as it must
+be behind a pooler in transaction mode (which would send the LISTEN to one server connection and
+the later queries to others). A row older than API_TOKEN_CACHE_SECONDS is read again whatever the
+notices say.
+"""
+
+import time
+import weakref
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import connection
+from psycopg import pq
+
+CHANNEL = "auth_changed"
+
+# The driver's connection -> {token key: (row, monotonic time read)}. Keyed by the connection, not
+# the process: a LISTEN lasts as long as its session, and a new connection has heard nothing yet.
+_kept: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+
+
+def _kept_rows() -> dict | None:
+    """This connection's kept rows, emptied if a notice came since the last request; None where
+    nothing may be kept."""
+    if connection.vendor != "postgresql" or not settings.API_TOKEN_CACHE_SIZE or connection.in_atomic_block:
+        return None
+    # What Django does before a request's first query: a connection the server closed is replaced.
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    driver = connection.connection
+    if driver.info.transaction_status != pq.TransactionStatus.IDLE:
+        return None
+    kept = _kept.get(driver)
+    if kept is None:
+        # Listening before the first read: a change committed after this is heard of, one
+        # committed before it is what the read sees.
+        with connection.cursor() as cursor:
+            cursor.execute(f"LISTEN {CHANNEL}")
+        kept = _kept[driver] = {}
+    elif list(driver.notifies(timeout=0)):  # every notice that came, without waiting for one
+        kept.clear()
+    return kept
+
+
+def token_row(key: str, read: Callable[[str], tuple | None]) -> tuple | None:
+    """``read(key)``'s row for the token, or the one kept since an earlier request. An unknown key's
+    answer (None) is not kept: a client guessing keys fills nothing."""
+    kept = _kept_rows()
+    if kept is None:
+        return read(key)
+    now = time.monotonic()
+    hit = kept.get(key)
+    if hit is not None and now - hit[1] < settings.API_TOKEN_CACHE_SECONDS:
+        return hit[0]
+    row = read(key)
+    kept.pop(key, None)
+    if row is not None:
+        if len(kept) >= settings.API_TOKEN_CACHE_SIZE:
+            del kept[next(iter(kept))]  # the longest kept
+        kept[key] = (row, now)
+    return row

@@ -1,0 +1,155 @@
+"""Token rows kept between requests (backoffice.api.token_rows): on PostgreSQL read once per
+connection and read again as soon as anything they were read from changes, by whichever connection;
+never kept inside a transaction or on SQLite. These tests commit, as requests in production do."""
+
+import select
+
+import pytest
+from django.contrib.auth.models import Group, Permission, User
+from django.contrib.contenttypes.models import ContentType
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+
+from backoffice.api.token_rows import CHANNEL
+from backoffice.roles import Role
+from tests.api.helpers import API
+from tests.conftest import make_user
+
+NOTICE_WAIT_SECONDS = 5
+
+
+def request(client) -> tuple[int, int, int]:
+    """(status, statements that read the token, LISTENs) of one authenticated request."""
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(API + "/games/")
+    statements = [query["sql"] for query in queries.captured_queries]
+    return (response.status_code, sum("authtoken_token" in sql for sql in statements),
+            sum(sql.startswith("LISTEN") for sql in statements))
+
+
+@pytest.fixture
+def other_connection(postgres):
+    """A second connection to the test database, as another web process or an admin's would be."""
+    wrapper = connections.create_connection(DEFAULT_DB_ALIAS)
+    wrapper.ensure_connection()
+    yield wrapper
+    wrapper.close()
+
+
+def test_sqlite_and_a_transaction_keep_nothing(transactional_db, api_as):
+    client = api_as(make_user("reader", Role.SUPPORT))
+    kept = connection.vendor == "postgresql"
+    assert [request(client)[:2] for _ in range(2)] == [(200, 1), (200, 0 if kept else 1)]
+    with transaction.atomic():
+        assert [request(client) for _ in range(2)] == [(200, 1, 0), (200, 1, 0)]
+
+
+
+@pytest.mark.services
+def test_a_token_is_read_once_per_connection_and_listened_for_first(postgres, api_as):
+    client = api_as(make_user("reader", Role.SUPPORT))
+    assert [request(client) for _ in range(3)] == [(200, 1, 1), (200, 0, 0), (200, 0, 0)]
+    connection.close()  # a new connection has heard nothing: it listens and reads again
+    assert [request(client) for _ in range(2)] == [(200, 1, 1), (200, 0, 0)]
+
+
+def _token_deleted(user):
+    Token.objects.filter(user=user).delete()
+
+
+def _token_replaced(user):
+    Token.objects.filter(user=user).delete()
+    Token.objects.create(user=user)
+
+
+def _deactivated(user):
+    User.objects.filter(pk=user.pk).update(is_active=False)
+
+
+def _role_taken_away(user):
+    user.groups.clear()
+
+
+def _permission_taken_from_the_role(user):
+    Group.objects.get(name=Role.SUPPORT.group_name).permissions.remove(
+        Permission.objects.get(content_type__app_label="games", codename="view_gameinstance"))
+
+
+@pytest.mark.services
+@pytest.mark.parametrize(("change", "status"), [
+    (_token_deleted, 401), (_token_replaced, 401), (_deactivated, 401), (_role_taken_away, 403),
+    (_permission_taken_from_the_role, 403),
+])
+def test_a_change_holds_from_the_next_request(postgres, api_as, change, status):
+    user = make_user("reader", Role.SUPPORT)
+    client = api_as(user)
+    assert [request(client)[:2] for _ in range(2)] == [(200, 1), (200, 0)]
+    change(user)
+    assert request(client)[:2] == (status, 1)
+
+
+@pytest.mark.services
+def test_a_permission_given_holds_from_the_next_request(postgres, api_as):
+    user = make_user("nobody", None)
+    client = api_as(user)
+    assert [request(client)[:2] for _ in range(2)] == [(403, 1), (403, 0)]
+    User.objects.filter(pk=user.pk).update(is_superuser=True)
+    assert request(client)[:2] == (200, 1)
+
+
+@pytest.mark.services
+def test_a_change_committed_by_another_connection_is_heard(postgres, other_connection, api_as):
+    user = make_user("reader", Role.SUPPORT)
+    client = api_as(user)
+    assert [request(client)[:2] for _ in range(2)] == [(200, 1), (200, 0)]
+    with other_connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {User._meta.db_table} SET is_active = false WHERE id = %s", [user.pk])
+    # The notice reaches this connection's socket a moment after the commit, as it would reach a
+    # web process between two requests.
+    readable, _, _ = select.select([connection.connection.fileno()], [], [], NOTICE_WAIT_SECONDS)
+    assert readable
+    assert request(client)[:2] == (401, 1)
+
+
+def _listening(wrapper):
+    with wrapper.cursor() as cursor:
+        cursor.execute(f"LISTEN {CHANNEL}")
+
+
+@pytest.mark.services
+@pytest.mark.parametrize(("table", "change"), [
+    ("authtoken_token", lambda user: Token.objects.create(user=user)),
+    ("auth_user", lambda user: User.objects.filter(pk=user.pk).update(last_name="Changed")),
+    ("auth_user_groups", lambda user: user.groups.clear()),
+    ("auth_user_user_permissions", lambda user: user.user_permissions.add(Permission.objects.first())),
+    ("auth_group", lambda user: Group.objects.filter(name=Role.SUPPORT.group_name).update(name="Renamed")),
+    ("auth_group_permissions", lambda user: Group.objects.get(name=Role.SUPPORT.group_name).permissions.clear()),
+    ("auth_permission", lambda user: Permission.objects.filter(codename="view_gameinstance").update(name="Seeing")),
+    ("django_content_type", lambda user: ContentType.objects.filter(model="gameinstance").update(model="game")),
+])
+def test_every_table_the_rows_come_from_notifies_its_change(postgres, other_connection, table, change):
+    user = make_user("reader", Role.SUPPORT)
+    _listening(other_connection)
+    change(user)
+    notices = list(other_connection.connection.notifies(timeout=NOTICE_WAIT_SECONDS, stop_after=1))
+    assert [(notice.channel, notice.payload) for notice in notices] == [(CHANNEL, table)]
+
+
+@pytest.mark.services
+@pytest.mark.parametrize(("size", "seconds", "reads"), [(0, 60, [1, 1, 1]), (1, 60, [1, 1, 1]), (2, 60, [1, 0, 0]),
+                                                        (2, 0, [1, 1, 1])])
+def test_the_settings_bound_what_is_kept(postgres, api_as, settings, size, seconds, reads):
+    settings.API_TOKEN_CACHE_SIZE, settings.API_TOKEN_CACHE_SECONDS = size, seconds
+    first, second = api_as(make_user("first", Role.SUPPORT)), api_as(make_user("second", Role.SUPPORT))
+    request(first)
+    # The second token's row, then the first's again: kept unless the cache is off, holds one row,
+    # or keeps none for long enough.
+    assert [request(client)[:2] for client in (second, first, second)] == [(200, read) for read in reads]
+
+
+@pytest.mark.services
+def test_an_unknown_token_is_read_every_time(postgres, api_as):
+    client = api_as(None)
+    client.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    assert [request(client)[:2] for _ in range(2)] == [(401, 1), (401, 1)]
