@@ -40,8 +40,8 @@ def _kept_rows() -> dict | None:
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     driver = connection.connection
-    if driver.info.transaction_status != pq.TransactionStatus.IDLE:
-        return None
+    if not connection.autocommit or driver.info.transaction_status != pq.TransactionStatus.IDLE:
+        return None  # a LISTEN would wait for a commit, and notices for the transaction's end
     kept = _kept.get(driver)
     if kept is None:
         # Listening before the first read: a change committed after this is heard of, one

@@ -37,12 +37,18 @@ def other_connection(postgres):
     wrapper.close()
 
 
-def test_sqlite_and_a_transaction_keep_nothing(transactional_db, api_as):
+def test_sqlite_a_transaction_and_manual_commits_keep_nothing(transactional_db, api_as):
     client = api_as(make_user("reader", Role.SUPPORT))
     kept = connection.vendor == "postgresql"
     assert [request(client)[:2] for _ in range(2)] == [(200, 1), (200, 0 if kept else 1)]
     with transaction.atomic():
         assert [request(client) for _ in range(2)] == [(200, 1, 0), (200, 1, 0)]
+    transaction.set_autocommit(False)
+    try:
+        assert [request(client) for _ in range(2)] == [(200, 1, 0), (200, 1, 0)]
+    finally:
+        transaction.rollback()
+        transaction.set_autocommit(True)
 
 
 
