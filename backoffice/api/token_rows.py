@@ -10,21 +10,36 @@ thus holds for every request that starts once PostgreSQL has delivered the notic
 after the commit, a few milliseconds on a loaded machine.
 
 Nothing is kept on other databases (no notices), inside a transaction (PostgreSQL holds notices
-back until it ends, and a test's transaction never ends), or with API_TOKEN_CACHE_SIZE 0, as it must
-be behind a pooler in transaction mode (which would send the LISTEN to one server connection and
-the later queries to others). A row older than API_TOKEN_CACHE_SECONDS is read again whatever the
-notices say.
+back until it ends, and a test's transaction never ends), on a connection closed after each request
+(CONN_MAX_AGE 0: the LISTEN would be a round trip more and nothing would be kept), with a psycopg
+that drops notices arriving during another query (before 3.2.4), or with API_TOKEN_CACHE_SIZE 0, as
+it must be behind a pooler in transaction mode (which would send the LISTEN to one server connection
+and the later queries to others). A row older than API_TOKEN_CACHE_SECONDS is read again whatever
+the notices say. Notices that arrive while a connection serves other requests wait in psycopg's
+queue until its next token request or its end (CONN_MAX_AGE).
 """
 
+import re
 import time
 import weakref
 from collections.abc import Callable
 
+import psycopg
 from django.conf import settings
 from django.db import connection
 from psycopg import pq
 
 CHANNEL = "auth_changed"
+
+
+def notices_kept_by(version: str) -> bool:
+    """Whether this psycopg release keeps a notice that arrives during another query (a COMMIT, the
+    health check's SELECT 1) for ``notifies()``: from 3.2.4 on (psycopg pull request 975)."""
+    release = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
+    return release is not None and tuple(int(part) for part in release.groups()) >= (3, 2, 4)
+
+
+_NOTICES_KEPT = notices_kept_by(psycopg.__version__)
 
 # The driver's connection -> {token key: (row, monotonic time read)}. Keyed by the connection, not
 # the process: a LISTEN lasts as long as its session, and a new connection has heard nothing yet.
@@ -34,7 +49,8 @@ _kept: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
 def _kept_rows() -> dict | None:
     """This connection's kept rows, emptied if a notice came since the last request; None where
     nothing may be kept."""
-    if connection.vendor != "postgresql" or not settings.API_TOKEN_CACHE_SIZE or connection.in_atomic_block:
+    if (connection.vendor != "postgresql" or not _NOTICES_KEPT or settings.API_TOKEN_CACHE_SIZE <= 0
+            or connection.settings_dict["CONN_MAX_AGE"] == 0 or connection.in_atomic_block):
         return None
     # What Django does before a request's first query: a connection the server closed is replaced.
     connection.close_if_health_check_failed()

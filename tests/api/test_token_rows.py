@@ -11,7 +11,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 
-from backoffice.api.token_rows import CHANNEL
+from backoffice.api.token_rows import CHANNEL, notices_kept_by
 from backoffice.roles import Role
 from tests.api.helpers import API
 from tests.conftest import make_user
@@ -143,8 +143,8 @@ def test_every_table_the_rows_come_from_notifies_its_change(postgres, other_conn
 
 
 @pytest.mark.services
-@pytest.mark.parametrize(("size", "seconds", "reads"), [(0, 60, [1, 1, 1]), (1, 60, [1, 1, 1]), (2, 60, [1, 0, 0]),
-                                                        (2, 0, [1, 1, 1])])
+@pytest.mark.parametrize(("size", "seconds", "reads"), [(0, 60, [1, 1, 1]), (-1, 60, [1, 1, 1]), (1, 60, [1, 1, 1]),
+                                                        (2, 60, [1, 0, 0]), (2, 0, [1, 1, 1])])
 def test_the_settings_bound_what_is_kept(postgres, api_as, settings, size, seconds, reads):
     settings.API_TOKEN_CACHE_SIZE, settings.API_TOKEN_CACHE_SECONDS = size, seconds
     first, second = api_as(make_user("first", Role.SUPPORT)), api_as(make_user("second", Role.SUPPORT))
@@ -159,3 +159,16 @@ def test_an_unknown_token_is_read_every_time(postgres, api_as):
     client = api_as(None)
     client.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
     assert [request(client)[:2] for _ in range(2)] == [(401, 1), (401, 1)]
+
+
+@pytest.mark.services
+def test_a_connection_closed_after_each_request_keeps_nothing(postgres, api_as, monkeypatch):
+    monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", 0)
+    client = api_as(make_user("reader", Role.SUPPORT))
+    assert [request(client) for _ in range(2)] == [(200, 1, 0), (200, 1, 0)]
+
+
+@pytest.mark.parametrize(("version", "kept"), [("3.2.3", False), ("3.1.20", False), ("3.2.4", True), ("3.3.9", True),
+                                               ("3.10.0.dev1", True), ("4.0.0", True), ("unknown", False)])
+def test_only_a_psycopg_that_keeps_notices_arriving_during_a_query_is_trusted(version, kept):
+    assert notices_kept_by(version) is kept
