@@ -189,7 +189,7 @@ API_THROTTLE_BATCH_FROM = int(os.environ.get("API_THROTTLE_BATCH_FROM", "10000")
 API_THROTTLE_BATCH = int(os.environ.get("API_THROTTLE_BATCH", "32"))
 # Token rows each web process's PostgreSQL connection keeps between requests, emptied as soon as the
 # database notifies a change to tokens, users, groups or permissions (backoffice.api.token_rows), and
-# read again after API_TOKEN_CACHE_SECONDS regardless. 0 keeps none: required behind a pooler in
+# read again after API_TOKEN_CACHE_SECONDS regardless. 0 (or less) keeps none: required behind a pooler in
 # transaction mode, where notices cannot reach the connection that listens.
 API_TOKEN_CACHE_SIZE = int(os.environ.get("API_TOKEN_CACHE_SIZE", "1000"))
 API_TOKEN_CACHE_SECONDS = float(os.environ.get("API_TOKEN_CACHE_SECONDS", "60"))

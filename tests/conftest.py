@@ -74,6 +74,17 @@ def postgres(transactional_db):
 
 
 @pytest.fixture
+def second_connection(postgres):
+    """Another connection to the test database, as another web process would hold one."""
+    from django.db import DEFAULT_DB_ALIAS, connections
+
+    wrapper = connections.create_connection(DEFAULT_DB_ALIAS)
+    wrapper.ensure_connection()
+    yield wrapper
+    wrapper.close()
+
+
+@pytest.fixture
 def redis_url():
     """The real Redis of this machine, on a database of its own, emptied before and after."""
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3)

@@ -7,7 +7,7 @@ import select
 import pytest
 from django.contrib.auth.models import Group, Permission, User
 from django.contrib.contenttypes.models import ContentType
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 
@@ -26,15 +26,6 @@ def request(client) -> tuple[int, int, int]:
     statements = [query["sql"] for query in queries.captured_queries]
     return (response.status_code, sum("authtoken_token" in sql for sql in statements),
             sum(sql.startswith("LISTEN") for sql in statements))
-
-
-@pytest.fixture
-def other_connection(postgres):
-    """A second connection to the test database, as another web process or an admin's would be."""
-    wrapper = connections.create_connection(DEFAULT_DB_ALIAS)
-    wrapper.ensure_connection()
-    yield wrapper
-    wrapper.close()
 
 
 def test_sqlite_a_transaction_and_manual_commits_keep_nothing(transactional_db, api_as):
@@ -105,11 +96,11 @@ def test_a_permission_given_holds_from_the_next_request(postgres, api_as):
 
 
 @pytest.mark.services
-def test_a_change_committed_by_another_connection_is_heard(postgres, other_connection, api_as):
+def test_a_change_committed_by_ansecond_connection_is_heard(postgres, second_connection, api_as):
     user = make_user("reader", Role.SUPPORT)
     client = api_as(user)
     assert [request(client)[:2] for _ in range(2)] == [(200, 1), (200, 0)]
-    with other_connection.cursor() as cursor:
+    with second_connection.cursor() as cursor:
         cursor.execute(f"UPDATE {User._meta.db_table} SET is_active = false WHERE id = %s", [user.pk])
     # The notice reaches this connection's socket a moment after the commit, as it would reach a
     # web process between two requests.
@@ -134,11 +125,11 @@ def _listening(wrapper):
     ("auth_permission", lambda user: Permission.objects.filter(codename="view_gameinstance").update(name="Seeing")),
     ("django_content_type", lambda user: ContentType.objects.filter(model="gameinstance").update(model="game")),
 ])
-def test_every_table_the_rows_come_from_notifies_its_change(postgres, other_connection, table, change):
+def test_every_table_the_rows_come_from_notifies_its_change(postgres, second_connection, table, change):
     user = make_user("reader", Role.SUPPORT)
-    _listening(other_connection)
+    _listening(second_connection)
     change(user)
-    notices = list(other_connection.connection.notifies(timeout=NOTICE_WAIT_SECONDS, stop_after=1))
+    notices = list(second_connection.connection.notifies(timeout=NOTICE_WAIT_SECONDS, stop_after=1))
     assert [(notice.channel, notice.payload) for notice in notices] == [(CHANNEL, table)]
 
 
