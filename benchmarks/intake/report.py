@@ -24,6 +24,7 @@ class Results:
     lag: dict = field(default_factory=dict)
     waits: dict = field(default_factory=dict)  # phase → {where the database's connections were: share}
     cpu: dict = field(default_factory=dict)  # phase → {part: clock ticks used} (benchmarks.intake.cpu)
+    turns: list = field(default_factory=list)  # per turn, {phase: requests per second of its slice}
     problems: list = field(default_factory=list)
 
 
@@ -51,6 +52,11 @@ def ratios(results: Results) -> dict:
     if results.lag.get("lags"):
         figures["lag"] = percentile(results.lag["lags"], 0.99)
     return figures
+
+
+def turn_ratios(turns: list, over: str, under: str) -> list:
+    """``over`` / ``under`` of each turn's slices (taken seconds apart), in turn order."""
+    return [turn[over] / turn[under] for turn in turns if turn.get(over) and turn.get(under)]
 
 
 def report(results: Results, labels: dict, write) -> None:
@@ -95,6 +101,12 @@ def report(results: Results, labels: dict, write) -> None:
         met = value >= bound if kind == "min" else value < bound
         write(f"  {label:<36} {value:8.2f}   target {'≥' if kind == 'min' else '<'} {bound:g}   "
               f"{'met' if met else 'MISSED'}")
+    by_turn = turn_ratios(results.turns, "single", "floor")
+    if len(by_turn) > 1:
+        # The same code measured minutes apart moves by more than most changes to it: the spread
+        # says how far this run's ratio can be trusted.
+        write(f"  single / floor turn by turn: {' '.join(f'{ratio:.2f}' for ratio in by_turn)} "
+              f"(spread {min(by_turn):.2f} to {max(by_turn):.2f})")
     write("")
     write("exactly once: ledger equals balances for every account" if not results.problems
           else f"PROBLEMS: {'; '.join(results.problems)}")

@@ -26,9 +26,6 @@ from .waits import WaitSampler, shares
 from .worker import settlement_worker
 
 WARM_UP_SECONDS = 2
-# Each phase is measured in this many slices, taken in turn with the other phases' slices, so that a
-# slow spell of a noisy machine weighs on every phase alike instead of on the one it fell in.
-SLICES = 3
 BIG_ROUND_BETS = 1000
 DEAL_EVERY_SECONDS = 1.0
 LAG_ROUNDS = 20
@@ -46,6 +43,9 @@ class Plan:
     lag_seconds: float
     broker: str
     cache: str
+    # Each phase is measured in this many slices, taken in turn with the other phases' slices, so that
+    # a slow spell of a noisy machine weighs on every phase alike instead of on the one it fell in.
+    slices: int = 3
 
 
 def labels(plan: Plan) -> dict:
@@ -152,14 +152,16 @@ def run(plan: Plan, *, say, write) -> None:
         ]
         counts = {key: Counter() for key, *_ in phases}
         cpu = {key: Counter() for key, *_ in phases}
-        for turn in range(SLICES):
+        for turn in range(plan.slices):
             refresh_statistics()
+            results.turns.append({})
             for key, make, expected, size in phases:
                 if turn == 0:
                     say(f"  {labels(plan)[key]}")
                 with WaitSampler(params) as sampler, CpuSampler(port) as used:
-                    part = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds / SLICES,
+                    part = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds / plan.slices,
                                        expected=expected)
+                results.turns[-1][key] = part.per_second
                 counts[key].update(sampler.counts)
                 cpu[key].update(used.used)
                 results.phases[key] = (results.phases[key][0].joined(part) if key in results.phases else part, size)

@@ -17,6 +17,7 @@ from django.db import connection
 
 from benchmarks.database import drop_database, server_connection
 from benchmarks.intake.client import Phase, http_request
+from benchmarks.intake.report import turn_ratios
 from tests import app_role
 
 # A database of its own beside the settlement bench's (TEST_BENCH_DATABASE ends in "bench").
@@ -57,6 +58,11 @@ def test_slices_of_a_phase_join_into_one():
     assert joined.per_second == 0.6
 
 
+def test_turn_ratios_pair_each_turns_own_slices():
+    turns = [{"floor": 2000.0, "single": 500.0}, {"floor": 1600.0, "single": 480.0}, {"floor": 1800.0}]
+    assert turn_ratios(turns, "single", "floor") == [0.25, 0.3]
+
+
 @pytest.mark.services
 def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
     params = app_role.owner_settings()  # the benchmark creates, migrates and drops its own database
@@ -84,6 +90,8 @@ def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
     for ratio in ("single bets / framework floor", "one round / many rounds", "bulk bets / SQL floor",
                   "single-bet p99", "settlement lag p99"):
         assert re.search(rf"^\s+{re.escape(ratio)}.*\s[\d.]+\s+target .* (met|MISSED)$", output, re.M), (ratio, output)
+    assert re.search(r"^  single / floor turn by turn: [\d.]+ [\d.]+ [\d.]+ \(spread [\d.]+ to [\d.]+\)$", output,
+                     re.M), output
     assert "a round with 1,000 bets: deal request" in output
     # The CPU split: gunicorn served the bets, PostgreSQL wrote them.
     single = re.search(r"^  single bets over 10 rounds\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\d+ %$",
