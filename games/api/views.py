@@ -7,6 +7,7 @@ from rest_framework.response import Response
 
 from backoffice.api.exceptions import error_status_and_body
 from backoffice.api.pagination import CursorPagination, SlugCursorPagination
+from backoffice.api.plain import PlainRequestMixin
 from backoffice.api.views import (
     CONFLICT,
     ERRORS,
@@ -159,7 +160,10 @@ class RoundDetailView(ApiView):
         return Response(s.RoundRecallSerializer(get_or_404(selectors.round_recall, round_id=round_id)).data)
 
 
-class RoundBetsView(ApiView):
+class RoundBetsView(PlainRequestMixin, ApiView):
+    """A game server's plain bet takes the short way (backoffice.api.plain); every other request
+    takes DRF's dispatch to the same ``answer``."""
+
     required_permissions = {"POST": "games.place_bet"}
 
     @extend_schema(
@@ -169,14 +173,18 @@ class RoundBetsView(ApiView):
                    **ERRORS, **NOT_FOUND, **CONFLICT},
     )
     def post(self, request, round_id):
-        data = validated(s.BetPlaceSerializer, request.data)
+        body, code = self.answer(request.user, request.data, round_id=round_id)
+        return Response(body, status=code)
+
+    @staticmethod
+    def answer(client, data, *, round_id):
+        data = validated(s.BetPlaceSerializer, data)
         bet, created = get_or_404(
             services.bet_place, round_id=round_id, account_external_id=data["account"],
             bet_type=data["bet_type"], stake=data["stake"], idempotency_key=data["idempotency_key"],
-            client=request.user,
+            client=client,
         )
-        return Response(represented(s.BetSerializer, bet),
-                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return represented(s.BetSerializer, bet), status.HTTP_201_CREATED if created else status.HTTP_200_OK
 
 
 class RoundBetsBulkView(ApiView):
