@@ -8,11 +8,11 @@ called directly: the view's token authentication, permission and throttle classe
 its ``answer`` (which its DRF handler calls too) and its renderer.
 
 A plain request is a POST of a non-empty JSON body (``Content-Type: application/json``), with
-no query string, from a client that accepts JSON, presenting ``Authorization: Token …``. Any
-other request, and a plain one whose token or permission fails, goes through DRF's dispatch
-unchanged: nothing has been counted yet, so those answers are DRF's own. Once the throttle has
-counted the request, every answer comes from here, refusals included, through the view's
-exception handling with the request already authenticated.
+no query string, from a client that accepts JSON (no Accept header, ``*/*`` or exactly JSON),
+presenting ``Authorization: Token …``. Any other request, and a plain one whose token or
+permission fails, goes through DRF's dispatch unchanged: nothing has been counted yet, so those
+answers are DRF's own. Once the throttle has counted the request, every answer comes from here,
+refusals included, through the view's exception handling with the request already authenticated.
 """
 
 import io
@@ -23,8 +23,9 @@ from rest_framework.exceptions import APIException
 from rest_framework.request import ForcedAuthentication, Request
 
 JSON = "application/json"
-# Accept headers under which DRF's negotiation picks the JSON renderer without a media type parameter.
-PLAIN_ACCEPTS = frozenset({None, "", "*/*", JSON})
+# Accept headers under which DRF's negotiation picks the JSON renderer without a media type parameter
+# (an empty one is not among them: DRF finds no acceptable type in it and answers 406).
+PLAIN_ACCEPTS = frozenset({None, "*/*", JSON})
 
 
 def is_plain(request) -> bool:
@@ -71,5 +72,6 @@ class PlainRequestMixin:
                               negotiator=self.get_content_negotiator(), parser_context=self.get_parser_context(request))
         self.request, self.headers = drf_request, self.default_response_headers
         self.format_kwarg = self.get_format_suffix(**self.kwargs)
-        drf_request.accepted_renderer, drf_request.accepted_media_type = self.perform_content_negotiation(drf_request)
+        drf_request.accepted_renderer, drf_request.accepted_media_type = self.perform_content_negotiation(
+            drf_request, force=True)
         return self.finalize_response(drf_request, self.handle_exception(exc), *self.args, **self.kwargs)
