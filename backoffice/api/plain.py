@@ -2,10 +2,11 @@
 
 DRF's dispatch wraps every request in a Request of its own, builds the view's parsers,
 authenticators, negotiator, permissions and throttles, negotiates a renderer and finalizes a
-Response. Measured through gunicorn under load, that costs a bet more CPU than its own statement's
-Python. A view that takes ``PlainRequestMixin`` answers a *plain* request with the same pieces
-called directly: the view's token authentication, permission and throttle classes, its parser,
-its ``answer`` (which its DRF handler calls too) and its renderer.
+Response. Measured through gunicorn under load, skipping it saved a bet about 0.3 ms of the web
+worker's CPU (12 % more bets a second beside an unchanged 404 floor). A view that takes
+``PlainRequestMixin`` answers a *plain* request with the same pieces called directly: the view's
+token authentication, permission and throttle classes, its parser, its ``answer`` (which its DRF
+handler calls too) and its renderer.
 
 A plain request is a POST of a non-empty JSON body (``Content-Type: application/json``), with
 no query string, from a client that accepts JSON (no Accept header, ``*/*`` or exactly JSON),
