@@ -29,12 +29,13 @@ JSON = "application/json"
 PLAIN_ACCEPTS = frozenset({None, "*/*", JSON})
 
 
-def is_plain(request) -> bool:
+def is_plain(request, token_keyword: str = "Token") -> bool:
     meta = request.META
     length = meta.get("CONTENT_LENGTH") or ""
+    scheme = f"{token_keyword} ".lower()
     return (request.method == "POST" and meta.get("CONTENT_TYPE") == JSON and not meta.get("QUERY_STRING")
             and meta.get("HTTP_ACCEPT") in PLAIN_ACCEPTS and length.isascii() and length.isdigit()
-            and int(length) > 0 and meta.get("HTTP_AUTHORIZATION", "")[:6].lower() == "token ")
+            and int(length) > 0 and meta.get("HTTP_AUTHORIZATION", "")[:len(scheme)].lower() == scheme)
 
 
 class PlainRequestMixin:
@@ -42,9 +43,9 @@ class PlainRequestMixin:
     and whose first authentication class reads the token."""
 
     def dispatch(self, request, *args, **kwargs):
-        if not is_plain(request):
-            return super().dispatch(request, *args, **kwargs)
         token_authentication = self.authentication_classes[0]()
+        if not is_plain(request, token_authentication.keyword):
+            return super().dispatch(request, *args, **kwargs)
         try:
             credentials = token_authentication.authenticate(request)
         except APIException:
