@@ -32,6 +32,8 @@ def settlement_worker(database_url: str, broker: str):
     name = f"intake-bench-{os.getpid()}@{socket.gethostname()}"
     env = {**os.environ, "DATABASE_URL": database_url, "CELERY_BROKER_URL": broker, "DEBUG": "0",
            "SECRET_KEY": secrets.token_urlsafe(40), "LOG_LEVEL": "WARNING"}
+    if os.geteuid() == 0:  # knowingly, as `make prod-worker` without PROD_USER: a JSON-only worker takes no pickle
+        env["PYTHONWARNINGS"] = "ignore:You're running the worker with superuser privileges"
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "baccarat_site", "worker", "--pool=solo", "-n", name,
          "--without-mingle", "--without-gossip", "--without-heartbeat", "-l", "WARNING"],

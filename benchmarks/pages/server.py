@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 from contextlib import contextmanager
@@ -30,7 +31,17 @@ def free_port() -> int:
 def gunicorn(database_url: str, workers: int, extra_env: dict | None = None):
     """Yield the port of a gunicorn that answers; it stops (its whole process group) on the way out.
 
-    Its tasks run in-process unless ``extra_env`` names a CELERY_BROKER_URL."""
+    Its tasks run in-process unless ``extra_env`` names a CELERY_BROKER_URL. As in production, it
+    serves static files collected beforehand (here into a directory of its own, gone afterwards)."""
+    with tempfile.TemporaryDirectory(prefix="bench-static-") as static_root:
+        subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=settings.BASE_DIR,
+                       env={**os.environ, "STATIC_ROOT": static_root}, check=True)
+        with _served(database_url, workers, {"STATIC_ROOT": static_root, **(extra_env or {})}) as port:
+            yield port
+
+
+@contextmanager
+def _served(database_url: str, workers: int, extra_env: dict):
     port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(40),
            "ALLOWED_HOSTS": "127.0.0.1,localhost", "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING",
@@ -38,7 +49,7 @@ def gunicorn(database_url: str, workers: int, extra_env: dict | None = None):
            # clients say the request came over HTTPS, as the proxy would.
            "HTTPS_ONLY": "1", "SECURE_PROXY_SSL_HEADER": PROXY_HEADER}
     env.pop("CELERY_BROKER_URL", None)
-    env.update(extra_env or {})
+    env.update(extra_env)
     executable = os.path.join(os.path.dirname(sys.executable), "gunicorn")
     server = subprocess.Popen(
         [executable, "baccarat_site.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),

@@ -83,6 +83,9 @@ def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
         redis.Redis.from_url(broker).flushdb()
     output = result.stdout
     assert result.returncode == 0, output + result.stderr
+    # Its gunicorn serves collected static files and its worker runs as it would under make prod-worker:
+    # neither warns (of a missing static directory, of root).
+    assert "Warning" not in result.stderr, result.stderr
     for label in ("framework floor", "authenticated read", "single bets over 10 rounds", "single bets on one round",
                   "bulk bets, 20 a request", "SQL floor"):
         assert re.search(rf"^{re.escape(label)}.*\s[\d.]+\s*$|^{re.escape(label)}.*transactions/s", output, re.M), \
