@@ -535,6 +535,10 @@ def _bets_accept(*, wanted_by_round: dict, client) -> dict:
         accepted[round_id, index] = _new_bet(rounds[round_id], account, bet_wanted, client, placed_at)
         first_with_key[key] = round_id, index
     if accepted:
+        # Inserted in the order of their keys, as every bulk request inserts its own: two requests
+        # holding the same keys then meet at the first of them, and never each wait at the unique
+        # index for a key the other holds (a deadlock).
+        accepted = dict(sorted(accepted.items(), key=lambda item: item[1].idempotency_key))
         bets = Bet.objects.bulk_create(accepted.values())
         ledger_post_many(accounts={account.pk: account for account in accounts.values()},
                          postings=[(bet.account_id, bet.pk, LedgerKind.STAKE, -bet.stake) for bet in bets])

@@ -43,6 +43,16 @@ class StrictSlugField(StrictCharField, serializers.SlugField):
     pass
 
 
+class LengthFirstListField(serializers.ListField):
+    """A list whose length is checked before its items: DRF checks every item first, so a body of a
+    million items would cost a million checks (and an error for each) before it is found too long."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, list) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+
 class StrictInputMixin:
     """An unknown or read-only field in the input is an error, not silently dropped: a typo such as
     ``banker_multipler`` must not look like an accepted change. A model serializer's decimals are

@@ -11,7 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audit.validators import REASON_REQUIRED
-from backoffice.api.serializers import StrictCharField, StrictInputMixin, reason_field
+from backoffice.api.serializers import LengthFirstListField, StrictCharField, StrictInputMixin, reason_field
 from backoffice.converters import MAX_ID
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
 from games.engine import MAX_DECKS, MIN_DECKS, Multipliers
@@ -252,13 +252,20 @@ class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):
 
 
 @extend_schema_field(BetPlaceSerializer)
-class BulkBetItemField(serializers.JSONField):
-    """One bet of a bulk request, taken as sent: each is checked on its own (by BetPlaceSerializer), so
-    one bad item gets its own error and does not refuse the others."""
+class BulkBetItemField(serializers.Field):
+    """One bet of a bulk request, taken as the parser read it (its numbers exact, null included): each
+    is checked on its own (by BetPlaceSerializer), so one bad item gets its own error and does not
+    refuse the others."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        return data
 
 
 class BetBulkPlaceSerializer(StrictInputMixin, serializers.Serializer):
-    bets = serializers.ListField(
+    bets = LengthFirstListField(
         child=BulkBetItemField(), min_length=1, max_length=settings.BET_BULK_MAX_ITEMS,
         help_text=f"1 to {settings.BET_BULK_MAX_ITEMS} bets, each as the single endpoint takes it.")
 

@@ -201,10 +201,9 @@ class RoundBetsBulkView(ApiView):
     def post(self, request, round_id):
         items = validated(s.BetBulkPlaceSerializer, request.data)["bets"]
         results, checked = {}, {}
-        item_serializer = s.BetPlaceSerializer()  # one for every item, as a list serializer's child is
         for index, item in enumerate(items):
             try:
-                data = item_serializer.run_validation(item)
+                data = validated(s.BetPlaceSerializer, item)  # its errors worded as the single endpoint's
             except ValidationError as error:
                 results[index] = {"status": status.HTTP_400_BAD_REQUEST, "errors": error.detail}
                 continue

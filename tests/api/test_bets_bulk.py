@@ -7,6 +7,7 @@ import pytest
 from audit.choices import AuditAction
 from audit.models import AuditEvent
 from games import services
+from games.api.serializers import BulkBetItemField
 from games.models import Bet
 from tests.api.helpers import API, assert_names_field
 from wallet.choices import LedgerKind
@@ -85,6 +86,18 @@ class TestPerItem:
         player.refresh_from_db()
         assert player.balance == Decimal("488.00")
 
+    def test_items_the_single_endpoint_takes_or_refuses_get_the_same_answers(self, as_integration, open_round,
+                                                                              player):
+        # A stake sent as a JSON number is read exactly (a Decimal), and a null item is refused on its own.
+        body = '{"bets": [{"account": "player-1", "bet_type": "TIE", "stake": 10.50, "idempotency_key": "n"}, null]}'
+        answer = results(as_integration.post(f"{API}/rounds/{open_round.pk}/bets/bulk/", body,
+                                             content_type="application/json"))
+        assert [entry["status"] for entry in answer] == [201, 400]
+        assert answer[0]["bet"]["stake"] == "10.50"
+        assert list(answer[1]["errors"]) == ["non_field_errors"]
+        single = as_integration.post(f"{API}/rounds/{open_round.pk}/bets/", "null", content_type="application/json")
+        assert single.status_code == 400 and single.json() == answer[1]["errors"]
+
     def test_the_balance_runs_down_item_by_item(self, as_integration, open_round, funded_account):
         funded_account("player-1", "25.00")
         answer = results(bulk(as_integration, open_round,
@@ -160,6 +173,14 @@ class TestEnvelope:
         with unchanged():
             response = bulk(as_integration, open_round, [item(f"k{index}") for index in range(1001)])
         assert_names_field(response, 400, "bets")
+
+    def test_too_many_items_are_refused_before_any_is_looked_at(self, as_integration, open_round, monkeypatch):
+        looked_at = []
+        monkeypatch.setattr(BulkBetItemField, "to_internal_value", lambda field, data: looked_at.append(data))
+        response = bulk(as_integration, open_round, [1.5] * 100_000)
+        assert_names_field(response, 400, "bets")
+        assert response.json() == {"bets": ["Ensure this field has no more than 1000 elements."]}
+        assert looked_at == []
 
     def test_an_unknown_round_is_404_and_writes_nothing(self, as_integration, player, unchanged):
         with unchanged():

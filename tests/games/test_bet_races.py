@@ -232,3 +232,32 @@ def test_a_bet_s_statements_are_prepared_once_run_a_few_times(postgres, game, in
         prepared = [statement for (statement,) in cursor.fetchall()]
     assert any(f"FROM {Round._meta.db_table} r" in statement for statement in prepared), prepared
     assert any(f"INSERT INTO {LedgerEntry._meta.db_table}" in statement for statement in prepared), prepared
+
+
+def test_bulk_requests_sharing_keys_in_opposite_orders_do_not_deadlock(postgres, game, integration,
+                                                                      funded_account):
+    # Each request inserts its bets in the order of their keys, whatever the order sent: two requests
+    # that hold the same keys in opposite orders (on different accounts, so neither waits on the
+    # other's balance) would otherwise each wait at the unique index for a key the other inserted.
+    funded_account("p1", "100000.00")
+    funded_account("p2", "100000.00")
+    round_ = services.round_open(game_id=game.pk, actor=integration)
+    keys = [f"k{n:03d}" for n in range(300)]
+
+    def bulk(account, ordered):
+        items = {index: {"account_external_id": account, "bet_type": "TIE", "stake": "1.00", "idempotency_key": key}
+                 for index, key in enumerate(ordered)}
+        return lambda: services.bets_place(round_id=round_.pk, items=items, client=integration)
+
+    for trial in range(3):
+        trial_keys = [f"t{trial}-{key}" for key in keys]
+        first, second = together([bulk("p1", trial_keys), bulk("p2", trial_keys[::-1])])
+        assert isinstance(first, dict) and isinstance(second, dict), (first, second)
+        # One request placed every bet; the other's items are each its own answer (a conflict: the
+        # key holds the other account's bet), in the order it sent them.
+        placed = [outcomes for outcomes in (first, second) if all(item.created for item in outcomes.values())]
+        refused = [outcomes for outcomes in (first, second) if all(item.error for item in outcomes.values())]
+        assert len(placed) == 1 and len(refused) == 1, (first, second)
+        assert all(isinstance(item.error, Conflict) for item in refused[0].values())
+    assert Bet.objects.count() == 3 * len(keys)
+    assert_ledger_matches_balances()
