@@ -22,7 +22,9 @@ TITLES = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    411: "Length required",
     413: "Request body too large",
+    415: "Unsupported media type",
     500: "Server error",
 }
 

@@ -5,8 +5,16 @@ NUL in a URL, a query parameter, a form field, a cookie or the Authorization hea
 lookup into a 500. They are refused here first: a path that holds one names nothing (404), any
 other input is a 400 (JSON under /api/, a styled page elsewhere). An API body larger than
 ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is refused by its declared length (413) before it is read.
+
+A body is read by its Content-Length, in the charset its Content-Type names. So a chunked body
+(Django would read it as empty) is refused with 411, and so is a charset that is not a text
+encoding with 415: Python's codecs include zlib, bz2, base64 and rot13, which would inflate or
+transform the body before it is parsed (or fail as a 500). The API reads JSON, which is UTF-8
+(RFC 8259): another charset is refused there too.
 On the way out, an error under /api/ that is not JSON (Django's DEBUG pages) becomes JSON.
 """
+
+import codecs
 
 from django.conf import settings
 
@@ -14,6 +22,19 @@ from backoffice.errors import as_api_error, error_response, is_api
 from backoffice.text import UNSTORABLE_MESSAGE, is_storable
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+# The charsets a JSON body may name (codecs' names for them): UTF-8, and ASCII, a part of it.
+API_CHARSETS = frozenset({"utf-8", "ascii"})
+
+
+def decodes_text(charset: str) -> bool:
+    """Whether ``charset`` decodes bytes to text as Django decodes form fields (errors replaced).
+    Python refuses to decode with zlib, base64 and the like, which are bytes-to-bytes, unless there
+    is nothing to decode; a few codecs know no replacement (idna) or decode nothing (undefined)."""
+    try:
+        b"a".decode(charset, "replace")
+    except (LookupError, ValueError):
+        return False
+    return True
 
 
 def _unstorable_parameter(query_dict) -> str | None:
@@ -36,6 +57,11 @@ class RequestGuardMiddleware:
         if is_api(request) and self._declared_length(request) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
             return error_response(request, 413, "The request body is larger than "
                                                 f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
+        if "HTTP_TRANSFER_ENCODING" in request.META:
+            return error_response(request, 411, "Send the body with a Content-Length (a chunked body is not read).")
+        refusal = self._charset_refusal(request)
+        if refusal:
+            return error_response(request, 415, refusal)
         parameter = _unstorable_parameter(request.GET)
         if parameter:
             return error_response(request, 400, UNSTORABLE_MESSAGE, field=parameter)
@@ -47,6 +73,18 @@ class RequestGuardMiddleware:
             parameter = _unstorable_parameter(request.POST)
             if parameter:
                 return error_response(request, 400, UNSTORABLE_MESSAGE, field=parameter)
+        return None
+
+    @staticmethod
+    def _charset_refusal(request) -> str | None:
+        """Why the body's charset is refused, if it is. Django keeps the charset of the Content-Type as
+        the request's encoding when Python knows it (an unknown one reads as UTF-8)."""
+        if request.encoding is None:
+            return None
+        if is_api(request) and codecs.lookup(request.encoding).name not in API_CHARSETS:
+            return "JSON is read in UTF-8: send charset=utf-8, or no charset."
+        if not decodes_text(request.encoding):
+            return f"{request.encoding} is not a character encoding."
         return None
 
     @staticmethod

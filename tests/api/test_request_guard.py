@@ -1,6 +1,12 @@
 """Input the database cannot store, oversized bodies and numbers out of range never reach a query:
 a 400, 404 or 413, JSON under /api/ and a styled page elsewhere, never a 500."""
 
+import base64
+import bz2
+import codecs
+import json
+import zlib
+
 import pytest
 from django.test import Client
 
@@ -185,3 +191,62 @@ class TestQueryParametersAreExact:
     ])
     def test_a_cursor_the_api_does_not_write_is_no_page_not_the_first(self, as_operator, cursor):
         assert "cursor" in assert_json(as_operator.get(f"{API}/rounds/?cursor={cursor}"), 404)
+
+
+class TestBodiesAreReadAsDeclared:
+    """A body is read by its Content-Length, in a charset that is a text encoding (UTF-8 for JSON)."""
+
+    @staticmethod
+    def bet(key="charset"):
+        return json.dumps({"account": "player-1", "bet_type": "PLAYER", "stake": "10.00", "idempotency_key": key})
+
+    @pytest.mark.parametrize("charset,body", [
+        ("zlib", lambda text: zlib.compress(text.encode())),  # inflated 1,000-fold it would pass any size limit
+        ("bz2", lambda text: bz2.compress(text.encode())),
+        ("base64", lambda text: base64.b64encode(text.encode())),
+        ("rot13", lambda text: codecs.encode(text, "rot13").encode()),
+        ("latin-1", lambda text: text.encode("latin-1")),
+        ("utf-16", lambda text: text.encode("utf-16")),
+    ])
+    def test_an_api_body_in_any_charset_but_utf_8_is_a_json_415_and_writes_nothing(
+            self, as_integration, open_round, player, unchanged, charset, body):
+        with unchanged():
+            response = as_integration.post(f"{API}/rounds/{open_round.pk}/bets/", body(self.bet()),
+                                           content_type=f"application/json; charset={charset}")
+        assert "UTF-8" in assert_json(response, 415)["detail"]
+
+    @pytest.mark.parametrize("charset", ["utf-8", "UTF8", "us-ascii"])
+    def test_utf_8_and_ascii_are_read(self, as_integration, open_round, player, charset):
+        response = as_integration.post(f"{API}/rounds/{open_round.pk}/bets/", self.bet(),
+                                       content_type=f"application/json; charset={charset}")
+        assert assert_json(response, 201)["stake"] == "10.00"
+
+    MULTIPART = (b'--b\r\nContent-Disposition: form-data; name="username"\r\n\r\nx\r\n'
+                 b'--b\r\nContent-Disposition: form-data; name="password"\r\n\r\ny\r\n--b--\r\n')
+
+    @pytest.mark.parametrize("content_type,body", [
+        ("application/x-www-form-urlencoded", b"username=x&password=y"),
+        ("multipart/form-data; boundary=b", MULTIPART),
+    ])
+    @pytest.mark.parametrize("charset", ["zlib", "idna", "undefined"])
+    def test_a_form_in_a_charset_that_decodes_no_text_is_a_415_page(self, staff_client, content_type, body,
+                                                                     charset):
+        response = staff_client.generic("POST", "/admin/login/", body,
+                                        content_type=f"{content_type}; charset={charset}")
+        assert_page(response, 415)
+
+    def test_a_multipart_form_in_another_text_encoding_is_read(self, staff_client):
+        response = staff_client.generic("POST", "/admin/login/", self.MULTIPART,
+                                        content_type="multipart/form-data; boundary=b; charset=latin-1")
+        assert response.status_code == 200 and b"Please enter the correct" in response.content
+
+    def test_a_chunked_api_body_is_a_json_411_and_writes_nothing(self, as_integration, open_round, player,
+                                                                 unchanged):
+        with unchanged():
+            response = as_integration.post(f"{API}/rounds/{open_round.pk}/bets/", self.bet(),
+                                           content_type="application/json", HTTP_TRANSFER_ENCODING="chunked")
+        assert "Content-Length" in assert_json(response, 411)["detail"]
+
+    def test_a_chunked_form_is_a_411_page(self, staff_client):
+        assert_page(staff_client.post("/admin/login/", {"username": "x", "password": "y"},
+                                      HTTP_TRANSFER_ENCODING="chunked"), 411)
