@@ -367,9 +367,8 @@ def _wanted_bet(*, account_external_id, bet_type, stake, idempotency_key) -> Wan
     if bet_type not in BetType.values:
         raise ValidationError({"bet_type": f"Must be one of {', '.join(BetType.values)}."})
     stake = _parse_stake(stake)
-    idempotency_key = (idempotency_key or "").strip()
     try:
-        validate_idempotency_key(idempotency_key)
+        validate_idempotency_key(idempotency_key or "")
     except ValidationError as error:
         raise ValidationError({"idempotency_key": error.messages}) from None
     return WantedBet(str(account_external_id), bet_type, stake, idempotency_key)

@@ -241,12 +241,16 @@ class BetSerializer(serializers.ModelSerializer):
 
 
 class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):
-    account = StrictCharField(max_length=100, min_length=1, help_text="The account's external id.")
+    # Taken as sent, never trimmed: "k" and "k\t" are two keys (the second refused), not one bet
+    # and its replay; an account id with a space or a control character names no account.
+    account = StrictCharField(max_length=100, min_length=1, trim_whitespace=False,
+                              help_text="The account's external id.")
     bet_type = serializers.ChoiceField(choices=BetType.choices)
     stake = money_field(validators=[validate_stake],
                         help_text="A decimal string with at most 2 places, within the game's limits.")
     idempotency_key = StrictCharField(
-        max_length=IDEMPOTENCY_KEY_MAX_LENGTH, min_length=1, validators=[validate_idempotency_key],
+        max_length=IDEMPOTENCY_KEY_MAX_LENGTH, min_length=1, trim_whitespace=False,
+        validators=[validate_idempotency_key],
         help_text="1 to 100 visible ASCII characters (! to ~), unique per client; a replay with the same key "
         "and content returns the original bet, the same key with other content is refused (409).")
 

@@ -63,6 +63,20 @@ class TestIdempotency:
         player.refresh_from_db()
         assert player.balance == Decimal("489.99")
 
+    @pytest.mark.parametrize("field,sent", [
+        ("idempotency_key", "key-1\t"), ("idempotency_key", "\nkey-1"), ("idempotency_key", "key-1\u3000"),
+        ("idempotency_key", "\x1fkey-1"), ("idempotency_key", "key-1\u2028"), ("idempotency_key", "key-1\x85"),
+        ("account", "player-1 "), ("account", "\x1cplayer-1"), ("account", "player-1\u3000"),
+    ])
+    def test_a_key_or_account_is_taken_as_sent_not_trimmed_into_another(self, as_integration, open_round, player,
+                                                                        unchanged, field, sent):
+        # Trimmed, "key-1\t" would be a replay of key-1 (a bet lost as a duplicate) and "player-1 " would
+        # debit player-1: each is refused instead, naming the field, and writes nothing.
+        assert place(as_integration, open_round).status_code == 201
+        with unchanged():
+            response = place(as_integration, open_round, **{"idempotency_key": "key-2", field: sent})
+        assert_names_field(response, 400, field)
+
     def test_an_equal_stake_written_differently_is_the_same_content(self, as_integration, open_round, player):
         first = place(as_integration, open_round, stake="10.5")
         again = place(as_integration, open_round, stake="10.50")
