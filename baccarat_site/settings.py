@@ -73,7 +73,8 @@ MIDDLEWARE = [
     # Refuses text the database cannot store (NUL) and oversized API bodies before any query.
     "backoffice.middleware.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    # Django's CommonMiddleware; under /api/ a missing trailing slash is a 308 (method and body kept).
+    "backoffice.middleware.SlashMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

@@ -17,6 +17,9 @@ On the way out, an error under /api/ that is not JSON (Django's DEBUG pages) bec
 import codecs
 
 from django.conf import settings
+from django.http import HttpResponsePermanentRedirect, JsonResponse
+from django.middleware.common import CommonMiddleware
+from django.utils.http import escape_leading_slashes
 
 from backoffice.errors import as_api_error, error_response, is_api
 from backoffice.text import UNSTORABLE_MESSAGE, is_storable
@@ -93,3 +96,30 @@ class RequestGuardMiddleware:
             return int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             return 0
+
+
+class SlashMiddleware(CommonMiddleware):
+    """Django's CommonMiddleware (APPEND_SLASH among it), but a path under /api/ that lacks its
+    trailing slash is answered 308 with JSON naming the path to use: a client that follows the
+    redirect keeps its method and body (after a 301 a POST arrives as a GET, its bet lost)."""
+
+    def process_request(self, request):
+        return self._for_api(request, super().process_request(request))
+
+    def process_response(self, request, response):
+        answer = super().process_response(request, response)
+        return response if answer is response else self._for_api(request, answer)
+
+    def get_full_path_with_slash(self, request):
+        if is_api(request):  # the 308 keeps the body: no need for DEBUG's refusal to redirect a POST
+            return escape_leading_slashes(request.get_full_path(force_append_slash=True))
+        return super().get_full_path_with_slash(request)
+
+    @staticmethod
+    def _for_api(request, answer):
+        if answer is None or not is_api(request) or not isinstance(answer, HttpResponsePermanentRedirect):
+            return answer
+        location = answer["Location"]
+        redirect = JsonResponse({"detail": f"The API's paths end with a slash: {location}"}, status=308)
+        redirect["Location"] = location
+        return redirect

@@ -80,6 +80,22 @@ class TestErrorsUnderApiAreJson:
     def test_unsupported_media_type(self, as_operator):
         assert_json(as_operator.generic("POST", f"{API}/games/", "a=1", content_type="text/plain"), 415)
 
+    @pytest.mark.parametrize("debug", [False, True])
+    def test_a_missing_trailing_slash_is_a_json_308_that_keeps_the_bet(self, as_integration, open_round, player,
+                                                                      settings, debug):
+        settings.DEBUG = debug  # where Django refuses to redirect a POST, lest its body be lost
+        body = {"account": "player-1", "bet_type": "TIE", "stake": "5.00", "idempotency_key": "slash"}
+        redirect = as_integration.post(f"{API}/rounds/{open_round.pk}/bets?x=1", body)
+        assert redirect["Location"] == f"{API}/rounds/{open_round.pk}/bets/?x=1"
+        assert redirect["Location"] in assert_json(redirect, 308)["detail"]
+        followed = as_integration.post(redirect["Location"], body)
+        assert assert_json(followed, 201)["idempotency_key"] == "slash"
+        assert assert_json(as_integration.get(f"{API}/rounds/{open_round.pk}"), 308)["detail"]
+
+    def test_a_page_without_its_trailing_slash_is_still_django_s_redirect(self, staff_client):
+        response = staff_client.get("/admin/login")
+        assert (response.status_code, response["Location"]) == (301, "/admin/login/")
+
     def test_a_body_too_large_is_a_json_413(self, as_operator, settings):
         body = '{"slug": "' + "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1) + '"}'
         assert_json(as_operator.generic("POST", f"{API}/games/", body, content_type="application/json"), 413)
