@@ -6,11 +6,13 @@ lookup into a 500. They are refused here first: a path that holds one names noth
 other input is a 400 (JSON under /api/, a styled page elsewhere). An API body larger than
 ``DATA_UPLOAD_MAX_MEMORY_SIZE`` is refused by its declared length (413) before it is read.
 
-A body is read by its Content-Length, in the charset its Content-Type names. So a chunked body
-(Django would read it as empty) is refused with 411, and so is a charset that is not a text
-encoding with 415: Python's codecs include zlib, bz2, base64 and rot13, which would inflate or
-transform the body before it is parsed (or fail as a 500). The API reads JSON, which is UTF-8
-(RFC 8259): another charset is refused there too.
+A body is read by its Content-Length, in UTF-8. So a chunked body (Django would read it as empty)
+is refused with 411, and a Content-Type naming another charset with 415: the pages are served in
+UTF-8 and so are their forms, the API reads JSON, which is UTF-8 (RFC 8259), and Python's codecs
+include zlib, bz2 and base64, which would inflate a small body past the size limit, and punycode,
+which decodes in quadratic time. Django decodes the query string with the charset as it builds
+the request, before any middleware, so the WSGI entry moves such a charset aside first
+(``declared_charset``) and this guard refuses what it set aside.
 On the way out, an error under /api/ that is not JSON (Django's DEBUG pages) becomes JSON.
 """
 
@@ -19,25 +21,34 @@ import codecs
 from django.conf import settings
 from django.http import HttpResponsePermanentRedirect, JsonResponse
 from django.middleware.common import CommonMiddleware
-from django.utils.http import escape_leading_slashes
+from django.utils.http import escape_leading_slashes, parse_header_parameters
 
 from backoffice.errors import as_api_error, error_response, is_api
 from backoffice.text import UNSTORABLE_MESSAGE, is_storable
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
-# The charsets a JSON body may name (codecs' names for them): UTF-8, and ASCII, a part of it.
-API_CHARSETS = frozenset({"utf-8", "ascii"})
+# The charsets a body may name (codecs' names for them): UTF-8, and ASCII, a part of it. A charset
+# Python does not know Django ignores (it reads UTF-8).
+BODY_CHARSETS = frozenset({"utf-8", "ascii"})
+# Where the WSGI entry leaves a charset it moved aside, for the guard.
+REFUSED_CHARSET = "backoffice.refused_charset"
 
 
-def decodes_text(charset: str) -> bool:
-    """Whether ``charset`` decodes bytes to text as Django decodes form fields (errors replaced).
-    Python refuses to decode with zlib, base64 and the like, which are bytes-to-bytes, unless there
-    is nothing to decode; a few codecs know no replacement (idna) or decode nothing (undefined)."""
+def declared_charset(environ: dict) -> dict:
+    """The environ for Django to build its request from (baccarat_site/wsgi.py): unchanged, unless
+    its Content-Type names a charset other than BODY_CHARSETS, which is then moved aside (to
+    REFUSED_CHARSET), its parameters with it, for the guard to refuse."""
+    content_type = environ.get("CONTENT_TYPE", "")
+    if "charset" not in content_type.lower():
+        return environ
+    media_type, parameters = parse_header_parameters(content_type)  # as Django reads it
+    charset = parameters.get("charset")
     try:
-        b"a".decode(charset, "replace")
-    except (LookupError, ValueError):
-        return False
-    return True
+        if charset is None or codecs.lookup(charset).name in BODY_CHARSETS:
+            return environ
+    except LookupError:
+        return environ
+    return {**environ, "CONTENT_TYPE": media_type, REFUSED_CHARSET: charset}
 
 
 def _unstorable_parameter(query_dict) -> str | None:
@@ -62,9 +73,8 @@ class RequestGuardMiddleware:
                                                 f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.")
         if "HTTP_TRANSFER_ENCODING" in request.META:
             return error_response(request, 411, "Send the body with a Content-Length (a chunked body is not read).")
-        refusal = self._charset_refusal(request)
-        if refusal:
-            return error_response(request, 415, refusal)
+        if REFUSED_CHARSET in request.META:
+            return error_response(request, 415, "Bodies are read in UTF-8: send charset=utf-8, or no charset.")
         parameter = _unstorable_parameter(request.GET)
         if parameter:
             return error_response(request, 400, UNSTORABLE_MESSAGE, field=parameter)
@@ -76,18 +86,6 @@ class RequestGuardMiddleware:
             parameter = _unstorable_parameter(request.POST)
             if parameter:
                 return error_response(request, 400, UNSTORABLE_MESSAGE, field=parameter)
-        return None
-
-    @staticmethod
-    def _charset_refusal(request) -> str | None:
-        """Why the body's charset is refused, if it is. Django keeps the charset of the Content-Type as
-        the request's encoding when Python knows it (an unknown one reads as UTF-8)."""
-        if request.encoding is None:
-            return None
-        if is_api(request) and codecs.lookup(request.encoding).name not in API_CHARSETS:
-            return "JSON is read in UTF-8: send charset=utf-8, or no charset."
-        if not decodes_text(request.encoding):
-            return f"{request.encoding} is not a character encoding."
         return None
 
     @staticmethod

@@ -82,7 +82,7 @@ def test_the_web_server_refuses_to_start_without_a_secret_key():
                             cwd=PROJECT, env=clean, capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
     assert "The SECRET_KEY setting must not be empty" in result.stderr
-    started = run("-c", "import baccarat_site.wsgi, baccarat_site.asgi",
+    started = run("-c", "import baccarat_site.wsgi",
                   DJANGO_SETTINGS_MODULE="baccarat_site.settings", **PRODUCTION)
     assert started.returncode == 0, started.stderr
 
