@@ -2,7 +2,13 @@
 
 The fixed order, from first to last, in which a transaction may take them:
 
-    game instance → RTP policy → seed pair → rounds (by id) → accounts (by id)
+    game instance → RTP policy → rounds (by id) → accounts (by id) → seed pairs (by id)
+
+A seed pair comes last: it is the game's one row that opening a round (its next nonce) and rotating
+the seeds change, so whatever else waits for a lock (a deal for its round's bets, a void for its
+accounts) must not hold it meanwhile. Dealing and voiding take it only once their rounds are
+closed, to decide the reveal of a retired pair: then a rotation that counted those rounds open
+left the reveal to them, and one that waited for them counts them closed.
 
 The account locks live with the accounts (wallet.locks); they are named here so that the whole
 order reads in one place. Writing an audit event takes no lock (audit.sequencer orders events after
@@ -91,9 +97,8 @@ def lock_active_seed_pairs(game_ids) -> dict:
 
 
 def lock_seed_pair_of_round(round_id: int) -> SeedPair:
-    """The pair of a round, locked before the round itself (the fixed order): dealing and voiding
-    hold it so that a retired pair's reveal sees every one of its rounds closed, and so that a
-    rotation sees the open rounds as they are."""
+    """The pair of a round, locked after the round (the fixed order), by what has just closed it:
+    a retired pair's reveal then sees every one of its rounds as it is."""
     pair_id = Round.objects.filter(pk=round_id).values_list("seed_pair_id", flat=True).get()
     return SeedPair.objects.select_for_update(no_key=True).get(pk=pair_id)
 

@@ -154,7 +154,8 @@ def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple
     pair = locks.lock_active_seed_pair(game_id)
     if pair is None:
         raise Conflict("seed_pair", "The seed pair was rotated meanwhile; try again.")
-    # Dealing and voiding hold the pair's lock, so the open rounds counted here are as they are.
+    # Dealing and voiding take the pair's lock once their rounds are closed, and only then decide
+    # on its reveal: a round closing meanwhile is counted open here, and its closer reveals the pair.
     open_rounds = pair.rounds.filter(status=RoundStatus.OPEN).count()
     pair.retired_at = timezone.now()
     pair.save(update_fields=["retired_at"])
@@ -260,17 +261,18 @@ def rounds_deal(*, round_ids, actor) -> list[Round]:
     the rounds (ascending by id) with the cards, audit events, reveals and settlement message that
     round_deal round by round would give.
 
-    Their pairs are locked first (ascending by id), then the rounds (ascending by id), as round_deal
-    does for one. A round already dealt changes nothing; a Conflict, with nothing dealt, when any is
+    The rounds are locked (ascending by id), then, once dealt, their pairs (games/locks.py says
+    why last). A round already dealt changes nothing; a Conflict, with nothing dealt, when any is
     neither OPEN nor dealt.
     """
     if not round_ids:
         return []
-    pairs = locks.lock_seed_pairs_of_rounds(round_ids)
     rounds = locks.lock_rounds(round_ids)
     missing = sorted(set(round_ids) - {round_.pk for round_ in rounds})
     if missing:
         raise Round.DoesNotExist(f"No round {', '.join(map(str, missing))}.")
+    # Read, not locked: the seeds never change, and no pair of an OPEN round is revealed.
+    pairs = SeedPair.objects.in_bulk({round_.seed_pair_id for round_ in rounds})
     dealt_at, dealt = timezone.now(), []
     for round_ in rounds:
         if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
@@ -283,7 +285,7 @@ def rounds_deal(*, round_ids, actor) -> list[Round]:
                                       for round_ in dealt])
     audit_record_many(actor=actor, action=AuditAction.ROUND_DEALT,
                       changes=[(round_, {"cards": round_.cards, "outcome": round_.outcome}) for round_ in dealt])
-    for pair in pairs.values():
+    for pair in locks.lock_seed_pairs_of_rounds(round_ids).values():
         _reveal_if_done(pair)
     if dealt:
         transaction.on_commit(lambda: round_dealt.send(sender=Round, round_ids=[round_.pk for round_ in dealt]))
@@ -294,7 +296,6 @@ def rounds_deal(*, round_ids, actor) -> list[Round]:
 def round_void(*, round_id: int, actor, reason: str) -> Round:
     """Void an OPEN or DEALT round and refund every pending bet."""
     reason = required_reason(reason)
-    pair = locks.lock_seed_pair_of_round(round_id)
     round_ = locks.lock_round(round_id)
     if round_.status not in (RoundStatus.OPEN, RoundStatus.DEALT):
         raise Conflict("round", f"The round is {round_.status}; only open or dealt rounds can be voided.")
@@ -318,7 +319,7 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
     audit_record(actor=actor, action=AuditAction.ROUND_VOIDED, obj=round_, before={"status": before_status},
                  after={"status": RoundStatus.VOID, "bets_refunded": len(bets)}, reason=reason)
     round_voided.send(sender=Round, round_=round_)
-    _reveal_if_done(pair)
+    _reveal_if_done(locks.lock_seed_pair_of_round(round_id))
     return round_
 
 

@@ -7,17 +7,19 @@ import threading
 import time
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
-from games import services
+from games import locks, services
 from games.choices import RoundStatus
 from games.errors import Conflict
 from games.models import Round, SeedPair
+from settlement.receivers import dealt_rounds_left_to_the_sweep
 
 pytestmark = pytest.mark.services
 
 PLAYERS = 8
 ROTATIONS = 12
+HELD_SECONDS = 8
 
 
 def test_rotation_never_starves_and_reveals_only_closed_pairs(postgres, game, integration, operator):
@@ -104,3 +106,46 @@ def test_a_locked_game_does_not_hold_back_a_round_opened_on_it(postgres, game, o
         assert opened.wait(timeout=10), "opening a round waited for the game's lock"
     thread.join(timeout=10)
     assert Round.objects.filter(game=game).count() == 1
+
+
+def test_a_deal_waiting_for_its_round_s_bets_holds_up_no_other_round_of_its_game(postgres, game, integration):
+    # The deal waits at its round's gate behind a bulk intake still holding the round (say, waiting
+    # for an account). Meanwhile the game's seed pair must stay free: opening a round takes its next
+    # nonce there, and another round's deal decides its reveal there.
+    first = services.round_open(game_id=game.pk, actor=integration)
+    second = services.round_open(game_id=game.pk, actor=integration)
+    holding, release, dealt = threading.Event(), threading.Event(), {}
+
+    def intake_holding_the_round():
+        try:
+            with transaction.atomic():
+                locks.share_rounds([first.pk])
+                holding.set()
+                release.wait(HELD_SECONDS)
+        finally:
+            connection.close()
+
+    def deal_the_first():
+        try:
+            dealt["first"] = services.round_deal(round_id=first.pk, actor=integration).status
+        finally:
+            connection.close()
+
+    with dealt_rounds_left_to_the_sweep():
+        intake = threading.Thread(target=intake_holding_the_round)
+        intake.start()
+        assert holding.wait(10)
+        dealer = threading.Thread(target=deal_the_first)
+        dealer.start()
+        time.sleep(0.5)
+        assert "first" not in dealt  # it waits for the intake
+        started = time.monotonic()
+        opened = services.round_open(game_id=game.pk, actor=integration)
+        assert services.round_deal(round_id=second.pk, actor=integration).status == RoundStatus.DEALT
+        elapsed = time.monotonic() - started
+        release.set()
+        intake.join(30)
+        dealer.join(30)
+    assert elapsed < HELD_SECONDS / 2, elapsed  # not behind the held round
+    assert dealt == {"first": RoundStatus.DEALT}
+    assert opened.nonce == second.nonce + 1
