@@ -43,9 +43,9 @@ from games.models import GameInstance, Round, RtpPolicy, SeedPair
 from wallet.locks import lock_account_balances, lock_accounts, lock_accounts_by_external_id
 
 __all__ = [
-    "lock_game", "lock_rtp_policy", "lock_active_seed_pair", "lock_active_seed_pairs", "lock_seed_pair_of_round",
-    "lock_seed_pairs_of_rounds", "lock_round", "lock_rounds", "share_rounds", "OPEN_ROUND_FOR_SHARE",
-    "lock_dealt_rounds", "lock_accounts", "lock_account_balances",
+    "lock_game", "lock_rtp_policy", "share_rtp_policy", "lock_active_seed_pair", "lock_active_seed_pairs",
+    "lock_seed_pair_of_round", "lock_seed_pairs_of_rounds", "lock_round", "lock_rounds", "share_rounds",
+    "OPEN_ROUND_FOR_SHARE", "lock_dealt_rounds", "lock_accounts", "lock_account_balances",
     "lock_accounts_by_external_id",
 ]
 
@@ -75,8 +75,17 @@ def lock_game(game_id: int) -> GameInstance:
 
 
 def lock_rtp_policy(policy_id: int) -> RtpPolicy:
-    """Held while a game is checked against the policy, or the policy against its games."""
-    return RtpPolicy.objects.select_for_update().get(pk=policy_id)
+    """Held while the policy is changed and checked against its games."""
+    return RtpPolicy.objects.select_for_update(no_key=True).get(pk=policy_id)
+
+
+def share_rtp_policy(policy_id: int) -> RtpPolicy:
+    """Held FOR SHARE while a game is checked against the policy's limits as they stand: games
+    checked against one policy go on together, and a change of the policy waits for them."""
+    if _postgresql():
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {RtpPolicy._meta.db_table} WHERE id = %s FOR SHARE", [policy_id])
+    return RtpPolicy.objects.get(pk=policy_id)
 
 
 def lock_active_seed_pair(game_id: int) -> SeedPair | None:

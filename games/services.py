@@ -46,7 +46,7 @@ def game_create(*, actor, client_seed: str | None = None, **fields) -> GameInsta
         with transaction.atomic():
             game = GameInstance(**fields)
             if game.rtp_policy_id is not None:
-                game.rtp_policy = locks.lock_rtp_policy(game.rtp_policy_id)
+                game.rtp_policy = locks.share_rtp_policy(game.rtp_policy_id)
             game.full_clean()
             game.save()
             audit_record(actor=actor, action=AuditAction.GAME_CREATED, obj=game, after=game.configuration())
@@ -71,7 +71,7 @@ def game_update(*, game_id: int, actor, reason: str, changes: dict) -> GameInsta
     for name, value in changes.items():
         setattr(game, name, value)
     if game.rtp_policy_id is not None:
-        game.rtp_policy = locks.lock_rtp_policy(game.rtp_policy_id)  # checked against its limits as they stand
+        game.rtp_policy = locks.share_rtp_policy(game.rtp_policy_id)  # checked against its limits as they stand
     game.full_clean()
     after = game.configuration()
     if after == before:

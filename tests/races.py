@@ -2,8 +2,9 @@
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
-from django.db import connections
+from django.db import connections, transaction
 
 from games.errors import Conflict
 
@@ -36,3 +37,28 @@ def conflict_codes(outcomes, done: str) -> list:
         else:
             codes.append(done)
     return sorted(codes)
+
+
+@contextmanager
+def held_open(call, seconds: float):
+    """Inside, ``call()`` has run in a transaction of its own (in a thread, with its own connection)
+    that stays open, holding its locks, until the block ends or ``seconds`` pass."""
+    holding, release = threading.Event(), threading.Event()
+
+    def run():
+        try:
+            with transaction.atomic():
+                call()
+                holding.set()
+                release.wait(seconds)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        assert holding.wait(10), "the held call did not finish"
+        yield
+    finally:
+        release.set()
+        thread.join(seconds + 10)

@@ -53,9 +53,16 @@ def endpoint_create(*, actor, owner, url: str, events: list, description: str = 
     return endpoint, secret.secret
 
 
+def _lock_endpoint(endpoint_id: int) -> Endpoint:
+    """FOR NO KEY UPDATE, never FOR UPDATE: every transaction that records an event for the endpoint
+    inserts a delivery whose foreign key is checked at its commit with FOR KEY SHARE, which FOR
+    UPDATE would make wait (a settlement batch, with its rounds and accounts locked)."""
+    return Endpoint.objects.select_for_update(no_key=True).get(pk=endpoint_id)
+
+
 @transaction.atomic
 def endpoint_update(*, endpoint_id: int, actor, changes: dict) -> Endpoint:
-    endpoint = Endpoint.objects.select_for_update().get(pk=endpoint_id)
+    endpoint = _lock_endpoint(endpoint_id)
     before = {name: getattr(endpoint, name) for name in changes}
     for name, value in changes.items():
         setattr(endpoint, name, value)
@@ -71,7 +78,7 @@ def endpoint_rotate_secret(*, endpoint_id: int, actor) -> str:
     """Start signing with a new secret; the current one stays valid for WEBHOOK_SECRET_OVERLAP_HOURS.
 
     Secrets that had already expired are dropped, so at most two are ever valid."""
-    endpoint = Endpoint.objects.select_for_update().get(pk=endpoint_id)
+    endpoint = _lock_endpoint(endpoint_id)
     now = timezone.now()
     endpoint.secrets.filter(expires_at__lte=now).delete()
     overlap_ends = now + timedelta(hours=settings.WEBHOOK_SECRET_OVERLAP_HOURS)
@@ -124,9 +131,13 @@ def deliveries_due(limit: int = 500) -> list:
 
 
 def _claim(delivery_id: int):
-    """(delivery, attempt number) under a lease, or None when it is not due (another worker has it)."""
+    """The delivery, its attempts counted and under a lease, or None when it is not due (another
+    worker has it)."""
     with transaction.atomic():
-        delivery = (Delivery.objects.select_for_update(skip_locked=True).select_related("event", "endpoint")
+        # The delivery's row alone (of "self"): locking its endpoint too would skip every other
+        # delivery to that endpoint claimed at the same moment, and any while the endpoint changes.
+        delivery = (Delivery.objects.select_for_update(skip_locked=True, of=("self",), no_key=True)
+                    .select_related("event", "endpoint")
                     .filter(pk=delivery_id, status=DeliveryStatus.PENDING, next_attempt_at__lte=timezone.now())
                     .first())
         if delivery is None:
