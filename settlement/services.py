@@ -174,7 +174,6 @@ def settlement_run(*, round_ids=None, limit: int | None = None, worker: str | No
     writes.post_payouts(payouts, created_at=started)
     writes.set_balances(credited)
     Round.objects.filter(pk__in=outcome_by_round).update(status=RoundStatus.SETTLED, settled_at=started)
-    aggregates.record_settled_rounds(outcome_by_round)
     batch = SettlementBatch.objects.create(
         worker=worker, started_at=started, finished_at=timezone.now(), rounds=len(outcome_by_round),
         bets=len(bets), total_staked=total_staked, total_paid=total_paid, round_ids=sorted(outcome_by_round),
@@ -184,6 +183,9 @@ def settlement_run(*, round_ids=None, limit: int | None = None, worker: str | No
                  after={"rounds": batch.round_ids, "bets": len(bets), "total_staked": str(total_staked),
                         "total_paid": str(total_paid)})
     rounds_settled.send(sender=SettlementBatch, round_ids=batch.round_ids)
+    # Last: every batch of a game and day adds to the same aggregate rows, and holds them until it
+    # commits, so it takes them only when nothing is left to do but commit.
+    aggregates.record_settled_rounds(outcome_by_round)
     return batch
 
 

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 
 from games import services as game_services
 from games.engine import BetType, Multipliers, exact_odds, return_to_player
@@ -97,6 +98,24 @@ def test_a_batch_counts_once_even_when_settlement_is_asked_again(world, clock, s
     aggregates.record_settled_rounds([open_round.pk])
     aggregates.record_settled_rounds([])
     assert stored() == snapshot
+
+
+def test_a_batch_upserts_its_aggregate_rows_last(world, clock, settle):  # noqa: F811
+    # Every batch of a game and day adds to the same rows and holds them until it commits: they
+    # are its last statements, so other batches wait for its commit only.
+    from settlement import services
+
+    play(world, clock, settle, 2, days=1, rounds_per_day=2)
+    round_ = game_services.round_open(game_id=world["games"][0].pk, actor=world["integration"])
+    game_services.round_deal(round_id=round_.pk, actor=world["integration"])
+    tables = [model._meta.db_table for model in (DailyBetTotals, DailyRoundTotals, ActiveAccountMonth)]
+    with CaptureQueriesContext(connection) as queries:
+        assert services.settlement_run(round_ids=[round_.pk], worker="w") is not None
+    statements = [query["sql"] for query in queries.captured_queries
+                  if not query["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+    inserted_into = [next((table for table in tables if table in sql), None) for sql in statements[-len(tables):]]
+    assert inserted_into == tables, statements[-len(tables):]
+    assert not any(table in sql for sql in statements[:-len(tables)] for table in tables)
 
 
 def test_a_rolled_back_batch_leaves_no_aggregates(world, clock, settle, monkeypatch):  # noqa: F811
