@@ -44,7 +44,7 @@ from wallet.locks import lock_account_balances, lock_accounts, lock_accounts_by_
 
 __all__ = [
     "lock_game", "lock_rtp_policy", "share_rtp_policy", "lock_active_seed_pair", "lock_active_seed_pairs",
-    "lock_seed_pair_of_round", "lock_seed_pairs_of_rounds", "lock_round", "lock_rounds", "share_rounds",
+    "lock_seed_pairs", "lock_round", "lock_rounds", "share_rounds",
     "OPEN_ROUND_FOR_SHARE", "lock_dealt_rounds", "lock_accounts", "lock_account_balances",
     "lock_accounts_by_external_id",
 ]
@@ -82,10 +82,13 @@ def lock_rtp_policy(policy_id: int) -> RtpPolicy:
 def share_rtp_policy(policy_id: int) -> RtpPolicy:
     """Held FOR SHARE while a game is checked against the policy's limits as they stand: games
     checked against one policy go on together, and a change of the policy waits for them."""
-    if _postgresql():
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT 1 FROM {RtpPolicy._meta.db_table} WHERE id = %s FOR SHARE", [policy_id])
-    return RtpPolicy.objects.get(pk=policy_id)
+    if not _postgresql():
+        return RtpPolicy.objects.get(pk=policy_id)
+    found = list(RtpPolicy.objects.raw(f"SELECT * FROM {RtpPolicy._meta.db_table} WHERE id = %s FOR SHARE",
+                                       [policy_id]))
+    if not found:
+        raise RtpPolicy.DoesNotExist(f"No RTP policy {policy_id}.")
+    return found[0]
 
 
 def lock_active_seed_pair(game_id: int) -> SeedPair | None:
@@ -105,18 +108,11 @@ def lock_active_seed_pairs(game_ids) -> dict:
     return {pair.game_id: pair for pair in pairs}
 
 
-def lock_seed_pair_of_round(round_id: int) -> SeedPair:
-    """The pair of a round, locked after the round (the fixed order), by what has just closed it:
-    a retired pair's reveal then sees every one of its rounds as it is."""
-    pair_id = Round.objects.filter(pk=round_id).values_list("seed_pair_id", flat=True).get()
-    return SeedPair.objects.select_for_update(no_key=True).get(pk=pair_id)
-
-
-def lock_seed_pairs_of_rounds(round_ids) -> dict:
-    """lock_seed_pair_of_round for many rounds: their pairs, locked in ascending id order, {id: pair}."""
-    pair_ids = set(Round.objects.filter(pk__in=set(round_ids)).values_list("seed_pair_id", flat=True))
+def lock_seed_pairs(pair_ids) -> dict:
+    """These pairs, locked in ascending id order, {id: pair}: after their rounds (the fixed order), by
+    what has just closed them, so that a retired pair's reveal sees every one of its rounds as it is."""
     return {pair.pk: pair for pair in
-            SeedPair.objects.select_for_update(no_key=True).filter(pk__in=pair_ids).order_by("pk")}
+            SeedPair.objects.select_for_update(no_key=True).filter(pk__in=set(pair_ids)).order_by("pk")}
 
 
 def lock_round(round_id: int) -> Round:
@@ -130,13 +126,13 @@ def lock_round(round_id: int) -> Round:
 
 def lock_rounds(round_ids) -> list:
     """lock_round for many rounds: past their gates one by one, then FOR NO KEY UPDATE, in ascending
-    id order (without their game and pair: the caller holds the pairs)."""
+    id order, with their seed pairs read (not locked: lock_seed_pairs comes later)."""
     if _postgresql():
         with connection.cursor() as cursor:
             for round_id in sorted(set(round_ids)):
                 cursor.execute(f"SELECT pg_advisory_xact_lock({_ROUND_GATE})", {"round_id": round_id})
-    return list(Round.objects.select_for_update(of=("self",), no_key=True).filter(pk__in=set(round_ids))
-                .order_by("pk"))
+    return list(Round.objects.select_for_update(of=("self",), no_key=True).select_related("seed_pair")
+                .filter(pk__in=set(round_ids)).order_by("pk"))
 
 
 def share_rounds(round_ids) -> dict:

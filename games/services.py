@@ -271,21 +271,19 @@ def rounds_deal(*, round_ids, actor) -> list[Round]:
     missing = sorted(set(round_ids) - {round_.pk for round_ in rounds})
     if missing:
         raise Round.DoesNotExist(f"No round {', '.join(map(str, missing))}.")
-    # Read, not locked: the seeds never change, and no pair of an OPEN round is revealed.
-    pairs = SeedPair.objects.in_bulk({round_.seed_pair_id for round_ in rounds})
     dealt_at, dealt = timezone.now(), []
     for round_ in rounds:
         if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
             continue
         if round_.status != RoundStatus.OPEN:
             raise Conflict("round", f"Round {round_.pk} is {round_.status}; it cannot be dealt.")
-        _deal(round_, pairs[round_.seed_pair_id], dealt_at)
+        _deal(round_, round_.seed_pair, dealt_at)  # read, not locked: no pair of an OPEN round is revealed
         dealt.append(round_)
     update_rows(Round, DEALT_FIELDS, [(round_.pk, *(getattr(round_, name) for name in DEALT_FIELDS))
                                       for round_ in dealt])
     audit_record_many(actor=actor, action=AuditAction.ROUND_DEALT,
                       changes=[(round_, {"cards": round_.cards, "outcome": round_.outcome}) for round_ in dealt])
-    for pair in locks.lock_seed_pairs_of_rounds(round_ids).values():
+    for pair in locks.lock_seed_pairs(round_.seed_pair_id for round_ in rounds).values():
         _reveal_if_done(pair)
     if dealt:
         transaction.on_commit(lambda: round_dealt.send(sender=Round, round_ids=[round_.pk for round_ in dealt]))
@@ -319,7 +317,7 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
     audit_record(actor=actor, action=AuditAction.ROUND_VOIDED, obj=round_, before={"status": before_status},
                  after={"status": RoundStatus.VOID, "bets_refunded": len(bets)}, reason=reason)
     round_voided.send(sender=Round, round_=round_)
-    _reveal_if_done(locks.lock_seed_pair_of_round(round_id))
+    _reveal_if_done(locks.lock_seed_pairs([round_.seed_pair_id])[round_.seed_pair_id])
     return round_
 
 

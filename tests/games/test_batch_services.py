@@ -220,10 +220,11 @@ class TestLocks:
         _retired, new = services.seed_rotate(game_id=a.pk, actor=operator)
         ids = [round_.pk for round_ in reversed(rounds)]
         with transaction.atomic():
-            pairs = locks.lock_seed_pairs_of_rounds(ids)
             locked = locks.lock_rounds(ids)
+            pairs = locks.lock_seed_pairs(round_.seed_pair_id for round_ in locked)
             shared = locks.share_rounds(ids)
         assert list(pairs) == sorted({round_.seed_pair_id for round_ in rounds})
+        assert [round_.seed_pair for round_ in locked] == [pairs[round_.seed_pair_id] for round_ in locked]
         assert new.pk not in pairs
         assert [round_.pk for round_ in locked] == sorted(ids)
         assert list(shared) == sorted(ids) and shared[rounds[1].pk].game == a

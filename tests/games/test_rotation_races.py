@@ -7,13 +7,14 @@ import threading
 import time
 
 import pytest
-from django.db import connection, transaction
+from django.db import connection
 
 from games import locks, services
 from games.choices import RoundStatus
 from games.errors import Conflict
 from games.models import Round, SeedPair
 from settlement.receivers import dealt_rounds_left_to_the_sweep
+from tests.races import held_open
 
 pytestmark = pytest.mark.services
 
@@ -114,16 +115,7 @@ def test_a_deal_waiting_for_its_round_s_bets_holds_up_no_other_round_of_its_game
     # nonce there, and another round's deal decides its reveal there.
     first = services.round_open(game_id=game.pk, actor=integration)
     second = services.round_open(game_id=game.pk, actor=integration)
-    holding, release, dealt = threading.Event(), threading.Event(), {}
-
-    def intake_holding_the_round():
-        try:
-            with transaction.atomic():
-                locks.share_rounds([first.pk])
-                holding.set()
-                release.wait(HELD_SECONDS)
-        finally:
-            connection.close()
+    dealt = {}
 
     def deal_the_first():
         try:
@@ -132,19 +124,15 @@ def test_a_deal_waiting_for_its_round_s_bets_holds_up_no_other_round_of_its_game
             connection.close()
 
     with dealt_rounds_left_to_the_sweep():
-        intake = threading.Thread(target=intake_holding_the_round)
-        intake.start()
-        assert holding.wait(10)
-        dealer = threading.Thread(target=deal_the_first)
-        dealer.start()
-        time.sleep(0.5)
-        assert "first" not in dealt  # it waits for the intake
-        started = time.monotonic()
-        opened = services.round_open(game_id=game.pk, actor=integration)
-        assert services.round_deal(round_id=second.pk, actor=integration).status == RoundStatus.DEALT
-        elapsed = time.monotonic() - started
-        release.set()
-        intake.join(30)
+        with held_open(lambda: locks.share_rounds([first.pk]), HELD_SECONDS):
+            dealer = threading.Thread(target=deal_the_first)
+            dealer.start()
+            time.sleep(0.5)
+            assert "first" not in dealt  # it waits for the intake
+            started = time.monotonic()
+            opened = services.round_open(game_id=game.pk, actor=integration)
+            assert services.round_deal(round_id=second.pk, actor=integration).status == RoundStatus.DEALT
+            elapsed = time.monotonic() - started
         dealer.join(30)
     assert elapsed < HELD_SECONDS / 2, elapsed  # not behind the held round
     assert dealt == {"first": RoundStatus.DEALT}
