@@ -1,9 +1,14 @@
-# The two set-up commands: `make run` (install, migrate, demo data, development server on SQLite)
-# and `make test` (install with the test tools, run every test).
+# The two set-up commands: `make run` (install, migrate, demo data, development server on the
+# checkout's embedded PostgreSQL) and `make test` (install with the test tools, run every test).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baccarat
+# Unset: the tests run on an embedded PostgreSQL server of their own, made for the run and deleted
+# after it. Set (postgres://user@host:port/name): pytest-django creates test_<name> on that server.
+TEST_DATABASE_URL ?=
+# With DATABASE_URL unset, `make run` serves on the checkout's embedded PostgreSQL (.data/postgres)
+# and stops that server when it stops.
+EMBEDDED_RUN = $(if $(DATABASE_URL),,$(PY) -m dbutils.embedded_server run --)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -32,7 +37,7 @@ PROD_ENV = DATABASE_URL=$(PROD_DATABASE_URL) CELERY_BROKER_URL=$(PROD_BROKER_URL
 	SECRET_KEY=$${SECRET_KEY:-$$(cat $(SECRET_KEY_FILE))} ALLOWED_HOSTS=$${ALLOWED_HOSTS:-localhost,127.0.0.1} \
 	HTTPS_ONLY=$${HTTPS_ONLY:-0} CACHE_URL=$${CACHE_URL:-redis://127.0.0.1:6379/1}
 
-.PHONY: install install-test run test migrate clean prod prod-setup prod-web prod-worker prod-beat secret-key
+.PHONY: install install-test run db-stop test migrate clean prod prod-setup prod-web prod-worker prod-beat secret-key
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -49,24 +54,22 @@ migrate: install
 
 run: migrate
 	DEBUG=1 $(PY) manage.py seed_demo --server $(HOST):$(PORT) --server-starts
-	DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+	DEBUG=1 $(EMBEDDED_RUN) $(PY) manage.py runserver $(HOST):$(PORT)
 
-# The linter first (ruff, configured in pyproject.toml; the import contracts are tests/test_architecture.py),
-# then two passes: the embedded default (SQLite), then PostgreSQL with the tests that need the real
-# services (Celery workers, Redis). Where PostgreSQL does not answer, the second pass is skipped,
-# unless REQUIRE_SERVICES=1 (CI), where it runs and fails.
+# Stops the checkout's embedded PostgreSQL, where a manage.py command left it running.
+db-stop:
+	$(PY) -m dbutils.embedded_server stop
+
+# The linter (ruff, configured in pyproject.toml; the import contracts are tests/test_architecture.py),
+# then every test in one pass on PostgreSQL: a temporary embedded server, or TEST_DATABASE_URL's.
+# Tests needing Redis or the browser skip without them, unless REQUIRE_SERVICES=1 (CI): then they fail.
 test: install-test
 	$(PY) -m ruff check .
-	$(PY) -m pytest -m "not services" $(PYTEST_ARGS)
-	@if [ "$$REQUIRE_SERVICES" = 1 ] || $(PY) -c "import psycopg; psycopg.connect('$(TEST_DATABASE_URL)', dbname='postgres', connect_timeout=3).close()" 2>/dev/null; then \
-	    echo "--- PostgreSQL pass ($(TEST_DATABASE_URL))"; \
-	    DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m pytest $(PYTEST_ARGS); \
-	else \
-	    echo "--- PostgreSQL does not answer at $(TEST_DATABASE_URL): the PostgreSQL pass is skipped"; \
-	fi
+	$(if $(TEST_DATABASE_URL),DATABASE_URL=$(TEST_DATABASE_URL),$(PY) -m dbutils.embedded_server run --temporary --) \
+	    $(PY) -m pytest $(PYTEST_ARGS)
 
-clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles
+clean: db-stop
+	rm -rf $(VENV) .data staticfiles
 
 # --- Production shape on this machine: PostgreSQL, Redis, Celery workers and beat, gunicorn ---
 secret-key: $(SECRET_KEY_FILE)

@@ -4,13 +4,13 @@ and drop databases of their own, which Django's connection (bound to one databas
 import psycopg
 from psycopg import sql
 
+from dbutils.postgresql import urls
+
 
 def server_connection(params: dict, dbname: str = "postgres", **options) -> psycopg.Connection:
     """A psycopg connection to ``dbname`` on the server of the Django settings ``params``; the
     default, the maintenance database, is where CREATE and DROP DATABASE run."""
-    return psycopg.connect(dbname=dbname, host=params.get("HOST") or None, port=params.get("PORT") or None,
-                           user=params.get("USER") or None, password=params.get("PASSWORD") or None,
-                           connect_timeout=10, **options)
+    return psycopg.connect(**urls.conninfo(params, name=dbname), connect_timeout=10, **options)
 
 
 def database_exists(maintenance: psycopg.Connection, name: str) -> bool:

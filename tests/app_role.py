@@ -1,4 +1,4 @@
-"""The PostgreSQL pass runs the application as its restricted database role, as production does.
+"""The tests run the application as its restricted database role, as production does.
 
 pytest-django creates and migrates the test database as the tables' owner (DATABASE_URL's user);
 then ``db_roles`` makes the application role ($TEST_APP_ROLE) on it, and the default connection logs
@@ -6,8 +6,7 @@ in as that role, so every test, the live server and the Celery workers the tests
 DATABASE_URL is made from the same settings) run with only the application's privileges. What needs
 the owner asks for it: ``as_owner()`` outside a transaction (the transactional tests' flush, which
 TRUNCATEs; a benchmark's CREATE DATABASE takes ``owner_settings()``), the ``owner`` marker for a
-whole test (an insider tampering inside the test's own transaction). The SQLite pass has no roles:
-all of this is then a no-op.
+whole test (an insider tampering inside the test's own transaction).
 """
 
 import os
@@ -41,7 +40,7 @@ def login(which: str) -> None:
     the next query reconnects (as do the live server's threads, which share its settings)."""
     _Logins.wanted = which
     if _Logins.owner is None:
-        return  # SQLite, or before the test database exists: start() logs in as wanted
+        return  # before the test database exists: start() logs in as wanted
     settings = _settings()
     user, password = _credentials(which)
     if (settings["USER"], settings["PASSWORD"]) == (user, password):
@@ -54,8 +53,6 @@ def login(which: str) -> None:
 
 def start() -> None:
     """On the freshly migrated test database, as its owner: make the app role, then log in as wanted."""
-    if connections["default"].vendor != "postgresql":
-        return
     settings = _settings()
     call_command("db_roles", APP_ROLE, f"--password={APP_PASSWORD}", stdout=StringIO())  # may begin with "-"
     _Logins.owner = (settings["USER"], settings["PASSWORD"])

@@ -3,12 +3,12 @@ per bet, by pgbench at the same concurrency, with nothing of the application in 
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 
 from django.core.management.base import CommandError
 
+from dbutils import embedded_server
 from games.models import Bet
 from wallet.models import Account, LedgerEntry
 
@@ -30,9 +30,7 @@ END;
 
 def sql_floor(params: dict, *, clients: int, seconds: int, accounts: tuple, rounds: tuple, client_id: int) -> float:
     """Transactions per second (each one bet's writes), excluding connection set-up."""
-    pgbench = shutil.which("pgbench")
-    if pgbench is None:
-        raise CommandError("pgbench (PostgreSQL's client tools) is needed for the SQL floor")
+    pgbench = embedded_server.tool("pgbench")  # the embedded server's own, whichever server it runs on
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
         script.write(SCRIPT)
     try:
@@ -41,7 +39,8 @@ def sql_floor(params: dict, *, clients: int, seconds: int, accounts: tuple, roun
                    "-D", f"first_account={accounts[0]}", "-D", f"last_account={accounts[1]}",
                    "-D", f"first_round={rounds[0]}", "-D", f"last_round={rounds[1]}",
                    "-D", f"client={client_id}",
-                   "--host", params.get("HOST") or "127.0.0.1", "--port", str(params.get("PORT") or 5432),
+                   "--host", params.get("HOST") or "127.0.0.1",
+                   "--port", str(params.get("PORT") or embedded_server.PORT),
                    "--username", params.get("USER") or "postgres", params["NAME"]]
         env = {**os.environ, "PGPASSWORD": params.get("PASSWORD") or ""}
         result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=seconds + 120)

@@ -1,12 +1,12 @@
 """The database of its own: ``<configured name>_pages_bench``, next to the configured one (never written)."""
 
-import urllib.parse
 
 import psycopg
 from django.conf import settings
 from django.db import connections
 
 from benchmarks.database import create_database, database_exists, drop_database, server_connection
+from dbutils.postgresql import urls
 
 SUFFIX = "_pages_bench"
 
@@ -48,8 +48,4 @@ def switch_to(name: str) -> None:
 
 def database_url(name: str) -> str:
     """A DATABASE_URL of the database ``name`` on the configured server, for the server process."""
-    db = settings.DATABASES["default"]
-    auth = db.get("USER") or ""
-    if db.get("PASSWORD"):
-        auth += ":" + urllib.parse.quote(db["PASSWORD"], safe="")
-    return f"postgres://{auth + '@' if auth else ''}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{name}"
+    return urls.to_url(settings.DATABASES["default"], name=name)

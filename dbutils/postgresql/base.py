@@ -8,6 +8,9 @@ makes its socket readable. So an idle connection whose socket has nothing to rea
 healthy without asking, and any other is checked by Django's own ``SELECT 1`` (and replaced if that
 fails). A link cut without a word (no FIN, no reset) is the one case only a query reveals; that
 query then fails, and Django closes the connection at the end of the request.
+
+With DATABASE_URL unset (settings' EMBEDDED_DATA_DIR), a connection that fails starts the checkout's
+embedded server (dbutils.embedded_server) and tries once more: any command reaches it, running or not.
 """
 
 import select
@@ -25,6 +28,18 @@ def _idle_and_quiet(connection) -> bool:
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    def get_new_connection(self, conn_params):
+        try:
+            return super().get_new_connection(conn_params)
+        except base.Database.OperationalError:
+            data_dir = self.settings_dict.get("EMBEDDED_DATA_DIR")
+            if not data_dir:
+                raise
+        from dbutils import embedded_server
+
+        embedded_server.start(data_dir)
+        return super().get_new_connection(conn_params)
+
     def close_if_health_check_failed(self):
         if (self.connection is not None and self.health_check_enabled and not self.health_check_done
                 and _idle_and_quiet(self.connection)):

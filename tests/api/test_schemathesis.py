@@ -16,11 +16,11 @@ import sys
 import time
 import tomllib
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.db import connection
 
+from dbutils.postgresql import urls as database_urls
 from games import services as games
 from tests.conftest import api_client_for
 from webhooks import services as webhooks
@@ -87,11 +87,8 @@ def config_for(seeded: dict, path: Path) -> Path:
 def server(seeded, tmp_path):
     """gunicorn on the test database (committed data: the ``postgres`` fixture), throttling off; it logs
     in as the tests do (the application role)."""
-    database = connection.settings_dict
-    credentials = quote(database["USER"], safe="") + (f":{quote(database['PASSWORD'], safe='')}"
-                                                        if database["PASSWORD"] else "")
-    env = {**os.environ, "DATABASE_URL": f"postgres://{credentials}@{database['HOST']}:{database['PORT']}/"
-           f"{database['NAME']}", "SECRET_KEY": "schemathesis-run-only-" + "k" * 40, "HTTPS_ONLY": "0",
+    env = {**os.environ, "DATABASE_URL": database_urls.to_url(connection.settings_dict),
+           "SECRET_KEY": "schemathesis-run-only-" + "k" * 40, "HTTPS_ONLY": "0",
            # The production rule of webhook URLs (the tests' default lets them post to a local receiver).
            "WEBHOOK_ALLOW_HTTP": "0", "WEBHOOK_BLOCK_PRIVATE": "1",
            **{f"API_THROTTLE_{role}": "none" for role in ("INTEGRATION", "OPERATOR", "SUPPORT", "ADMIN", "ANONYMOUS")}}

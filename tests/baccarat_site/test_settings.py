@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from dbutils import embedded_server
+
 PROJECT = Path(__file__).resolve().parents[2]
 
 
@@ -31,11 +33,20 @@ def test_signing_without_a_secret_key_fails_loudly():
     assert "SECRET_KEY" in result.stderr
 
 
-def test_debug_gives_a_development_key_and_sqlite_by_default():
-    code = ("import django; django.setup(); from django.conf import settings; "
-            "print(settings.SECRET_KEY, settings.DATABASES['default']['ENGINE'], settings.CELERY_TASK_ALWAYS_EAGER)")
+def test_debug_gives_a_development_key_and_the_embedded_postgresql_by_default():
+    code = ("import django; django.setup(); from django.conf import settings; db = settings.DATABASES['default']; "
+            "print(settings.SECRET_KEY, db['ENGINE'], db['HOST'], db['NAME'], db['EMBEDDED_DATA_DIR'], "
+            "settings.CELERY_TASK_ALWAYS_EAGER)")
     result = run("-c", code, DJANGO_SETTINGS_MODULE="baccarat_site.settings", DEBUG="1")
-    assert result.stdout.split() == ["insecure-development-key", "django.db.backends.sqlite3", "True"]
+    data_dir = PROJECT / ".data" / "postgres"
+    assert result.stdout.split() == ["insecure-development-key", "dbutils.postgresql",
+                                     str(embedded_server.socket_dir(data_dir)), "baccarat", str(data_dir), "True"]
+
+
+def test_a_database_url_of_another_kind_is_refused():
+    result = run("manage.py", "check", DEBUG="1", DATABASE_URL="sqlite:///db.sqlite3")
+    assert result.returncode != 0
+    assert "DATABASE_URL must name a PostgreSQL database" in result.stderr
 
 
 def test_a_broker_url_turns_off_in_process_tasks():

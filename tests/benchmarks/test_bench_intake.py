@@ -18,6 +18,7 @@ from django.db import connection
 from benchmarks.database import drop_database, server_connection
 from benchmarks.intake.client import Phase, http_request
 from benchmarks.intake.report import turn_ratios
+from dbutils.postgresql import urls as database_urls
 from tests import app_role
 
 # A database of its own beside the settlement bench's (TEST_BENCH_DATABASE ends in "bench").
@@ -66,8 +67,7 @@ def test_turn_ratios_pair_each_turns_own_slices():
 @pytest.mark.services
 def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
     params = app_role.owner_settings()  # the benchmark creates, migrates and drops its own database
-    credentials = params["USER"] + (f":{params['PASSWORD']}" if params["PASSWORD"] else "")
-    database_url = f"postgres://{credentials}@{params['HOST']}:{params['PORT'] or 5432}/{BENCH_DATABASE}"
+    database_url = database_urls.to_url(params, name=BENCH_DATABASE)
     broker = f"{redis_url.rsplit('/', 1)[0]}/{BENCH_BROKER_DB}"
     try:
         result = subprocess.run(

@@ -17,6 +17,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from benchmarks.database import drop_database, server_connection
+from dbutils.postgresql import urls as database_urls
 from tests import app_role
 
 # Of their own, and changeable, so that two test runs on one machine need not share them.
@@ -40,8 +41,7 @@ def _drop(params: dict) -> None:
 @pytest.mark.services
 def test_small_run_prints_every_figure_and_exactly_once_ok(postgres, redis_url):
     params = app_role.owner_settings()  # the benchmark creates, migrates and drops its own database
-    credentials = params["USER"] + (f":{params['PASSWORD']}" if params["PASSWORD"] else "")
-    database_url = f"postgres://{credentials}@{params['HOST']}:{params['PORT'] or 5432}/{BENCH_DATABASE}"
+    database_url = database_urls.to_url(params, name=BENCH_DATABASE)
     broker = f"{redis_url.rsplit('/', 1)[0]}/{BENCH_BROKER_DB}"
     _drop(params)  # so the command creates and migrates it
     try:
