@@ -16,7 +16,7 @@ from alerts.models import Alert
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import changelist_url, json_html, object_url, service_error_text
 from backoffice.formatting import EMPTY
-from games.errors import Conflict
+from core.errors import Conflict
 
 
 class UnresolvedFilter(admin.SimpleListFilter):

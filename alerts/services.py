@@ -18,7 +18,7 @@ from alerts.signals import alert_opened
 from audit.choices import AuditAction
 from audit.services import audit_record
 from audit.validators import required_reason
-from games.errors import Conflict
+from core.errors import Conflict
 
 logger = logging.getLogger(__name__)
 SYSTEM_ACTOR = "system:alerts"

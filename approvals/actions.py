@@ -12,6 +12,7 @@ from decimal import Decimal, InvalidOperation
 from django.conf import settings
 
 from approvals.choices import ApprovalAction
+from core.services import model_diff
 from games import services as game_services
 from games.choices import BetStatus, RoundStatus
 from games.models import Bet, GameInstance, Round, RtpPolicy
@@ -37,11 +38,8 @@ class ActionKind:
 
 def _game_diff(arguments: dict) -> dict:
     game = GameInstance.objects.get(pk=arguments["game_id"])
-    before = game.configuration()
-    for name, value in arguments["changes"].items():
-        setattr(game, name, value)
-    after = game.configuration()
-    return {name: {"before": before[name], "after": after[name]} for name in after if after[name] != before[name]}
+    diff = model_diff(game, arguments["changes"], view=GameInstance.configuration)
+    return {name: {"before": diff.before[name], "after": after} for name, after in diff.after.items()}
 
 
 # Renaming a game changes no payout or limit: it needs no second person.

@@ -15,7 +15,7 @@ from audit.forms import ReasonForm
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import object_url, service_error_text
 from backoffice.formatting import EMPTY
-from games.errors import Conflict
+from core.errors import Conflict
 from games.forms import rtp_preview
 from games.models import GameInstance, Round
 from wallet.models import Account

@@ -1,5 +1,6 @@
 """Reading approvals: the queue and its filters (a pending request past its expiry counts as expired)."""
 
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -16,8 +17,8 @@ def _status_q(status: str) -> Q:
     return Q(status=status)
 
 
-def approval_list(*, filters: dict) -> QuerySet:
-    approvals = Approval.objects.select_related("proposed_by", "decided_by")
+def approval_list(*, filters: dict, using: str = DEFAULT_DB_ALIAS) -> QuerySet:
+    approvals = Approval.objects.using(using).select_related("proposed_by", "decided_by")
     if filters.get("status"):
         approvals = approvals.filter(_status_q(filters["status"]))
     if filters.get("action"):
@@ -29,9 +30,5 @@ def approval_list(*, filters: dict) -> QuerySet:
     return approvals
 
 
-def approval_get(*, approval_id: int) -> Approval:
-    return Approval.objects.select_related("proposed_by", "decided_by").get(pk=approval_id)
-
-
-def approvals_pending_count() -> int:
-    return Approval.objects.filter(_status_q(ApprovalStatus.PENDING)).count()
+def approval_get(*, approval_id: int, using: str = DEFAULT_DB_ALIAS) -> Approval:
+    return Approval.objects.using(using).select_related("proposed_by", "decided_by").get(pk=approval_id)

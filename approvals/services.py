@@ -22,7 +22,7 @@ from approvals.models import Approval
 from audit.choices import AuditAction
 from audit.services import audit_record
 from audit.validators import required_reason
-from games.errors import Conflict
+from core.errors import Conflict
 
 SYSTEM_ACTOR = "system:approvals"
 

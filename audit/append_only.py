@@ -1,9 +1,7 @@
 """Append-only tables in the database itself: triggers refuse UPDATE and DELETE of a row.
 
-On PostgreSQL both are refused. The embedded SQLite (development) refuses updates only: Django's
-flush empties tables there with DELETE, while on PostgreSQL it uses TRUNCATE, which row triggers
-do not see. Migrations call ``append_only(table)`` to get their operation; installing it again is
-harmless (SQLite loses a table's triggers when a migration rebuilds the table).
+Django's flush empties tables with TRUNCATE, which row triggers do not see. Migrations call
+``append_only(table)`` to get their operation; installing it again is harmless.
 """
 
 from django.db import migrations
@@ -18,30 +16,24 @@ $$ LANGUAGE plpgsql;
 """
 
 
-def _statements(table: str, vendor: str) -> tuple[list, list]:
+def _statements(table: str) -> tuple[list, list]:
     trigger = f"{table}_append_only"
-    if vendor == "postgresql":
-        return (
-            [_POSTGRES_FUNCTION,
-             f"DROP TRIGGER IF EXISTS {trigger} ON {table};",
-             f"CREATE TRIGGER {trigger} BEFORE UPDATE OR DELETE ON {table} "
-             f"FOR EACH ROW EXECUTE FUNCTION refuse_change_of_append_only_row();"],
-            [f"DROP TRIGGER IF EXISTS {trigger} ON {table};"],
-        )
     return (
-        [f"CREATE TRIGGER IF NOT EXISTS {trigger} BEFORE UPDATE ON {table} "
-         f"BEGIN SELECT RAISE(ABORT, 'the table {table} is append-only: UPDATE refused'); END;"],
-        [f"DROP TRIGGER IF EXISTS {trigger};"],
+        [_POSTGRES_FUNCTION,
+         f"DROP TRIGGER IF EXISTS {trigger} ON {table};",
+         f"CREATE TRIGGER {trigger} BEFORE UPDATE OR DELETE ON {table} "
+         f"FOR EACH ROW EXECUTE FUNCTION refuse_change_of_append_only_row();"],
+        [f"DROP TRIGGER IF EXISTS {trigger} ON {table};"],
     )
 
 
 def append_only(table: str) -> migrations.RunPython:
     def install(apps, schema_editor):
-        for statement in _statements(table, schema_editor.connection.vendor)[0]:
+        for statement in _statements(table)[0]:
             schema_editor.execute(statement, params=None)
 
     def remove(apps, schema_editor):
-        for statement in _statements(table, schema_editor.connection.vendor)[1]:
+        for statement in _statements(table)[1]:
             schema_editor.execute(statement, params=None)
 
     return migrations.RunPython(install, remove)

@@ -11,14 +11,10 @@ hex_hash = RegexValidator(HASH_HEX, "A SHA-256 hash as 64 lower-case hex digits.
 
 class CurrentTransactionId(Func):
     """The inserting transaction's 64-bit id (PostgreSQL's xid8 as a bigint), as a column default:
-    the sequencer takes an event only once every transaction up to its id has ended. SQLite writes
-    one transaction at a time and needs none (NULL)."""
+    the sequencer takes an event only once every transaction up to its id has ended."""
 
-    template = "NULL"
+    template = "(pg_current_xact_id()::text::bigint)"
     output_field = models.BigIntegerField()
-
-    def as_postgresql(self, compiler, connection, **extra_context):
-        return "(pg_current_xact_id()::text::bigint)", []
 
 
 class AuditEvent(models.Model):

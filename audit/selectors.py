@@ -1,46 +1,42 @@
-"""Reads of the audit trail: its signed head, its events, proofs, and the chain of older events."""
+"""Reads of the audit trail: its signed head, its events, proofs, and the chain of older events.
+
+Each reads from the database alias ``using`` (the default unless told)."""
+
+from functools import partial
 
 from django.core.exceptions import ImproperlyConfigured
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from audit import heads, merkle
 from audit.chain import GENESIS_HASH, HASHED_FIELDS, event_hash, leaf_entry
 from audit.models import AuditEvent, AuditHead, AuditLeaf, AuditSequencerState
 from audit.sequencer import stored_perfect
+from core.errors import Conflict
 
 
-class ProofError(ValueError):
+class ProofError(Conflict):
     """A proof asked of sizes or an event the log cannot give (yet): at odds with the state of the
     log rather than malformed, so the API answers 409; the message names the field."""
 
-    status_code = 409
 
-    def __init__(self, field: str, message: str):
-        super().__init__(message)
-        self.field = field
-
-    @property
-    def message_dict(self) -> dict:
-        return {self.field: [str(self)]}
+def audit_latest_head(*, using: str = DEFAULT_DB_ALIAS) -> AuditHead | None:
+    return AuditHead.objects.using(using).order_by("-tree_size").first()
 
 
-def audit_latest_head() -> AuditHead | None:
-    return AuditHead.objects.order_by("-tree_size").first()
-
-
-def audit_log_status() -> dict:
+def audit_log_status(*, using: str = DEFAULT_DB_ALIAS) -> dict:
     """The latest signed head, the public key that checks it, and the log's size and pending events."""
-    head = audit_latest_head()
+    head = audit_latest_head(using=using)
     return {"head": head.as_json() if head else None, "public_key": heads.public_key_b64(),
             "key_id": heads.key_id(heads.public_key_bytes()),
-            "tree_size": AuditSequencerState.objects.values_list("tree_size", flat=True).first() or 0,
-            "pending": AuditEvent.objects.filter(leaf__isnull=True).count()}
+            "tree_size": AuditSequencerState.objects.using(using).values_list("tree_size", flat=True).first() or 0,
+            "pending": AuditEvent.objects.using(using).filter(leaf__isnull=True).count()}
 
 
-def audit_public_head() -> dict:
+def audit_public_head(*, using: str = DEFAULT_DB_ALIAS) -> dict:
     """For the public page: the latest signed head and the public key that checks it (None where no
     signing key is configured yet, so the page still loads)."""
-    head = audit_latest_head()
+    head = audit_latest_head(using=using)
     try:
         public_key = heads.public_key_b64()
     except ImproperlyConfigured:
@@ -48,10 +44,10 @@ def audit_public_head() -> dict:
     return {"head": head.as_json() if head else None, "public_key": public_key}
 
 
-def _tree_size(tree_size: int | None, field: str) -> int:
-    size = AuditSequencerState.objects.values_list("tree_size", flat=True).first() or 0
+def _tree_size(tree_size: int | None, field: str, using: str) -> int:
+    size = AuditSequencerState.objects.using(using).values_list("tree_size", flat=True).first() or 0
     if tree_size is None:
-        head = audit_latest_head()
+        head = audit_latest_head(using=using)
         if head is None:
             raise ProofError(field, "No signed head yet: run audit_head, or give a tree size.")
         return head.tree_size
@@ -60,43 +56,43 @@ def _tree_size(tree_size: int | None, field: str) -> int:
     return tree_size
 
 
-def _head_of(size: int) -> dict | None:
-    head = AuditHead.objects.filter(tree_size=size).first()
+def _head_of(size: int, using: str) -> dict | None:
+    head = AuditHead.objects.using(using).filter(tree_size=size).first()
     return head.as_json() if head else None
 
 
-def audit_inclusion_proof(event_id: int, tree_size: int | None = None) -> dict:
+def audit_inclusion_proof(event_id: int, tree_size: int | None = None, *, using: str = DEFAULT_DB_ALIAS) -> dict:
     """The event's entry, leaf and audit path to the root of the log's first ``tree_size`` events
     (by default the latest signed head), with the signed head of that size when there is one."""
-    size = _tree_size(tree_size, "tree_size")
-    leaf = AuditLeaf.objects.filter(event_id=event_id).values("index", "hash").first()
+    size, perfect = _tree_size(tree_size, "tree_size", using), partial(stored_perfect, using=using)
+    leaf = AuditLeaf.objects.using(using).filter(event_id=event_id).values("index", "hash").first()
     if leaf is None:
         raise ProofError("event_id", "No such event in the log (yet: events are sequenced within a second).")
     if leaf["index"] >= size:
         raise ProofError("tree_size", f"The event is leaf {leaf['index']}: the tree size must be above it.")
-    values = AuditEvent.objects.values("id", *HASHED_FIELDS).get(pk=event_id)
+    values = AuditEvent.objects.using(using).values("id", *HASHED_FIELDS).get(pk=event_id)
     return {"event_id": event_id, "leaf_index": leaf["index"], "tree_size": size,
             "entry": leaf_entry(values).decode("utf-8"), "leaf_hash": leaf["hash"],
-            "audit_path": [h.hex() for h in merkle.inclusion_path(leaf["index"], size, stored_perfect)],
-            "root_hash": merkle.root(size, stored_perfect).hex(), "head": _head_of(size)}
+            "audit_path": [h.hex() for h in merkle.inclusion_path(leaf["index"], size, perfect)],
+            "root_hash": merkle.root(size, perfect).hex(), "head": _head_of(size, using)}
 
 
-def audit_consistency_proof(first: int, second: int | None = None) -> dict:
+def audit_consistency_proof(first: int, second: int | None = None, *, using: str = DEFAULT_DB_ALIAS) -> dict:
     """The RFC 6962 consistency proof between the log's first ``first`` and ``second`` events (by
     default the latest signed head), with both roots and the signed heads of those sizes."""
-    second = _tree_size(second, "second")
+    second, perfect = _tree_size(second, "second", using), partial(stored_perfect, using=using)
     if not 0 <= first <= second:
         raise ProofError("first", f"Must be between 0 and the second tree size ({second}).")
     return {"first": first, "second": second,
-            "first_root_hash": merkle.root(first, stored_perfect).hex(),
-            "second_root_hash": merkle.root(second, stored_perfect).hex(),
-            "proof": [h.hex() for h in merkle.consistency_proof(first, second, stored_perfect)],
-            "first_head": _head_of(first), "second_head": _head_of(second)}
+            "first_root_hash": merkle.root(first, perfect).hex(),
+            "second_root_hash": merkle.root(second, perfect).hex(),
+            "proof": [h.hex() for h in merkle.consistency_proof(first, second, perfect)],
+            "first_head": _head_of(first, using), "second_head": _head_of(second, using)}
 
 
 def with_log_position(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
     """Each event with its leaf index (None while pending) and the tree size of the first signed
-    head that covers it."""
+    head that covers it (read from the database ``events`` reads from)."""
     first_head = AuditHead.objects.filter(tree_size__gt=OuterRef("leaf_index")).order_by("tree_size")
     return events.annotate(
         leaf_index=Subquery(AuditLeaf.objects.filter(event=OuterRef("pk")).values("index")[:1]),
@@ -105,23 +101,23 @@ def with_log_position(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
 EVENT_FILTERS = ("action", "object_type", "object_id", "request_id")
 
 
-def audit_event_list(*, filters: dict | None = None) -> QuerySet[AuditEvent]:
+def audit_event_list(*, filters: dict | None = None, using: str = DEFAULT_DB_ALIAS) -> QuerySet[AuditEvent]:
     """Audit events, newest first. Filters (exact): ``action``, ``object_type``, ``object_id``, ``request_id``."""
     filters = filters or {}
-    events = with_log_position(AuditEvent.objects.order_by("-id"))
+    events = with_log_position(AuditEvent.objects.using(using).order_by("-id"))
     for name in EVENT_FILTERS:
         if filters.get(name):
             events = events.filter(**{name: filters[name]})
     return events
 
 
-def audit_chain_check(chunk_size: int = 2000):
+def audit_chain_check(chunk_size: int = 2000, *, using: str = DEFAULT_DB_ALIAS):
     """Walk the hash chain of the events written before the Merkle log, in order; return (events
     checked, head hash, first problem or None)."""
     expected_prev = GENESIS_HASH
     checked = 0
-    rows = AuditEvent.objects.filter(hash__isnull=False).order_by("id").values("id", "prev_hash", "hash",
-                                                                                 *HASHED_FIELDS)
+    rows = (AuditEvent.objects.using(using).filter(hash__isnull=False).order_by("id")
+            .values("id", "prev_hash", "hash", *HASHED_FIELDS))
     for row in rows.iterator(chunk_size=chunk_size):
         if row["prev_hash"] != expected_prev:
             return checked, expected_prev, (

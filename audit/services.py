@@ -7,12 +7,13 @@ in the embedded default (no broker) it runs as soon as the writing transaction c
 """
 
 import contextvars
+import functools
 import json
 from contextlib import contextmanager
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.utils import timezone
 
 from audit import heads, merkle
@@ -32,18 +33,19 @@ def actor_fields(actor) -> dict:
 
 def audit_event_columns(*, actor, action: str, after=None, reason: str = "") -> dict:
     """The columns of an event, but for what it is about (object_type, object_id), for a writer that
-    inserts the event in the same statement as its change (games.writes, a bet on PostgreSQL); the
-    writer then calls ``audit_written`` once the statement has run."""
+    inserts the event in the same statement as its change (games.writes, a single bet); the writer
+    then calls ``audit_written`` once the statement has run."""
     return {**actor_fields(actor), "action": action, "created_at": timezone.now(), "after": json.dumps(after),
             "reason": reason, **request_meta()}
 
 
-def audit_written() -> None:
+def audit_written(using: str = DEFAULT_DB_ALIAS) -> None:
     """Events were inserted: in the embedded default, sequence them once the transaction commits
     (unless inside ``audit_sequencing_deferred``). robust: a failed run leaves them pending for the
     next one, never fails the change."""
     if settings.AUDIT_SEQUENCE_ON_COMMIT and not _sequencing_deferred.get():
-        transaction.on_commit(audit_sequence, robust=True)
+        run = audit_sequence if using == DEFAULT_DB_ALIAS else functools.partial(audit_sequence, using=using)
+        transaction.on_commit(run, using=using, robust=True)
 
 
 def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_id: str = "",
@@ -60,19 +62,21 @@ def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_
     return event
 
 
-def audit_record_many(*, actor, action: str, changes: list) -> None:
-    """Record one event per ``(obj, after)`` of ``changes`` in one statement, as audit_record would
-    one by one (same actor, action, time and request): for set-based writes such as bulk bets.
+def audit_record_many(*, actor, action: str, changes: list, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Record one event per ``(obj, after)`` of ``changes``, as audit_record would one by one (same
+    actor, action, time and request): for set-based writes such as bulk bets.
 
-    On PostgreSQL the events travel as one JSON document unpacked by jsonb_to_recordset (a
-    thousand events in one statement, with no per-row work in Python beyond the JSON itself)."""
+    The events travel as one JSON document unpacked by jsonb_to_recordset (a thousand events in one
+    statement, with no per-row work in Python beyond the JSON itself): a shortcut around the ORM,
+    whose off-switch (settings.BULK_WRITES_IN_ONE_STATEMENT) writes them with Django's bulk_create
+    instead; tests/audit/test_sequencer.py holds both to what audit_record writes."""
     if not changes:
         return
     common = {**actor_fields(actor), "action": action, "created_at": timezone.now(), **request_meta()}
-    if connection.vendor == "postgresql":
+    if settings.BULK_WRITES_IN_ONE_STATEMENT:
         rows = json.dumps([{"object_type": obj._meta.model_name, "object_id": str(obj.pk), "after": after}
                            for obj, after in changes])
-        with connection.cursor() as cursor:
+        with connections[using].cursor() as cursor:
             cursor.execute(
                 f"""INSERT INTO {AuditEvent._meta.db_table} (created_at, actor_user_id, actor, action, object_type,
                         object_id, after, reason, request_id, source_ip)
@@ -82,11 +86,11 @@ def audit_record_many(*, actor, action: str, changes: list) -> None:
                  common["source_ip"], rows],
             )
     else:
-        AuditEvent.objects.bulk_create(
+        AuditEvent.objects.using(using).bulk_create(
             AuditEvent(**common, object_type=obj._meta.model_name, object_id=str(obj.pk), after=after)
             for obj, after in changes
         )
-    audit_written()
+    audit_written(using)
 
 
 @contextmanager
@@ -107,9 +111,9 @@ def audit_sequencing_deferred():
         audit_sequence()
 
 
-def audit_sequence() -> int:
+def audit_sequence(using: str = DEFAULT_DB_ALIAS) -> int:
     """Give every committed event its leaf in the Merkle log; how many were sequenced."""
-    return sequence_pending()
+    return sequence_pending(using)
 
 
 def audit_head_sign() -> AuditHead:

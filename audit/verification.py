@@ -8,8 +8,6 @@ a rewrite that recomputed every hash is caught by a head saved before it (``agai
 
 from dataclasses import dataclass
 
-from django.db import connection
-
 from audit import heads, merkle
 from audit.chain import HASHED_FIELDS, leaf_entry
 from audit.models import AuditEvent, AuditHead, AuditLeaf, AuditSequencerState
@@ -56,14 +54,11 @@ def _walk(check: LogCheck, roots_wanted: dict[int, str]) -> dict[int, str]:
 
 
 def _inserted_events():
-    """Events outside the log that the sequencer will never take: older than its horizon
-    (PostgreSQL), or older than sequenced events (SQLite, one writer at a time)."""
+    """Events outside the log that the sequencer will never take: those of transactions older than
+    its horizon, and those with no transaction id."""
     outside = AuditEvent.objects.filter(leaf__isnull=True)
-    if connection.vendor == "postgresql":
-        horizon = AuditSequencerState.objects.values_list("horizon", flat=True).first() or 0
-        return outside.filter(xact_id__lt=horizon) | outside.filter(xact_id__isnull=True)
-    last = AuditLeaf.objects.order_by("-event_id").values_list("event_id", flat=True).first()
-    return outside.filter(id__lt=last) if last is not None else outside.none()
+    horizon = AuditSequencerState.objects.values_list("horizon", flat=True).first() or 0
+    return outside.filter(xact_id__lt=horizon) | outside.filter(xact_id__isnull=True)
 
 
 def check_log(against: dict | None = None) -> LogCheck:

@@ -3,15 +3,14 @@
 The benchmarks generate, settle and check bets in set-based SQL. Every such statement takes a
 bet's status and payout from these two expressions, so the rules (WIN, LOSE or PUSH by bet type
 and outcome, the tie push, the payout rounded down to the minor unit) stay written once, in
-``games.engine.payout``; a test holds them equal to ``bet_return`` on SQLite and PostgreSQL.
+``games.engine.payout``; a test holds them equal to ``bet_return``.
 """
 
 from games.choices import STATUS_BY_SETTLEMENT_KIND
 from games.engine.payout import LOSE, MINOR_UNIT, MULTIPLIER_DECIMAL_PLACES, PUSH, SETTLEMENT, WIN
 from wallet.validators import MONEY_DECIMAL_PLACES, MONEY_MAX_DIGITS
 
-# The payout is computed in whole minor units with integer arithmetic: exact on PostgreSQL and on
-# SQLite, whose decimals are floating point (there 1.15 × 2 is 2.2999…, which rounds down to 2.29).
+# The payout is computed in whole minor units with integer arithmetic, rounded down as the engine does.
 MINOR_UNITS = int(1 / MINOR_UNIT)
 MULTIPLIER_UNITS = 10**MULTIPLIER_DECIMAL_PLACES
 
@@ -45,5 +44,5 @@ def expected_payout_sql(bet_type: str = "b.bet_type", outcome: str = "r.outcome"
         PUSH: stake_units,
         LOSE: "0",
     })
-    # A decimal divisor: an exact numeric on PostgreSQL, the nearest real on SQLite (as it stores money).
+    # A decimal divisor, so the division is an exact numeric.
     return f"CAST(({minor_units}) / {MINOR_UNITS}.0 AS NUMERIC({MONEY_MAX_DIGITS}, {MONEY_DECIMAL_PLACES}))"

@@ -2,16 +2,18 @@
 
 For the few reads on the hottest paths (a bet, a token), where building the query each time costs
 more than running it: the statement is written once, and its columns converted by the same
-converters the ORM applies (JSON, and on SQLite decimals, dates and booleans).
+converters the ORM applies (JSON fields, say).
 """
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.utils.connection import ConnectionProxy
 
 
-def row_loader(model, fields, start: int):
-    """A function making a ``model`` instance of ``fields`` from row[start:], converted as the ORM
-    converts what it reads (JSON, and on SQLite decimals, dates and booleans). ``fields`` are in the
+def row_loader(model, fields, start: int, using: str = DEFAULT_DB_ALIAS):
+    """A function making a ``model`` instance of ``fields`` from row[start:], read from the database
+    ``using``, converted as the ORM converts what it reads (JSON fields, say). ``fields`` are in the
     model's order (Model.from_db reads values in that order); the model's other fields are deferred."""
+    connection = ConnectionProxy(connections, using)  # this thread's connection, at each use
     order = [field for field in model._meta.concrete_fields if field in fields]
     if list(fields) != order:
         raise ValueError(f"{model.__name__}: give the fields in the model's order, {[f.name for f in order]}")
@@ -27,5 +29,5 @@ def row_loader(model, fields, start: int):
             for converter in converters[index]:
                 value = converter(value, column, connection)
             values.append(value)
-        return model.from_db(connection.alias, names, values)
+        return model.from_db(using, names, values)
     return load

@@ -5,6 +5,10 @@ page of results costs a fixed number of queries. None of them counts a whole tab
 
 The server seed of a pair leaves this module only through ``SeedPair.revealed_server_seed``
 (None until the pair is revealed).
+
+Each selector that queries takes ``using``, the database alias it reads from (the default
+database unless told). Those given model instances and reading only their relations (``game_odds``,
+``round_verification``) read from the database the instances came from.
 """
 
 import functools
@@ -12,13 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.paginator import Paginator
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 
+from core.errors import Conflict
 from dbutils.rows import row_loader
 from games.choices import GameStatus, RoundStatus
 from games.engine import odds_report, verify_round
-from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, SeedPair
 from games.rtp import LIMIT_NAMES
 from wallet.models import Account, LedgerEntry
@@ -28,13 +32,13 @@ PUBLIC_REVEALED_PER_GAME = 10
 # --- Game instances -----------------------------------------------------------------------------
 
 
-def game_list() -> QuerySet[GameInstance]:
-    return GameInstance.objects.all()
+def game_list(*, using: str = DEFAULT_DB_ALIAS) -> QuerySet[GameInstance]:
+    return GameInstance.objects.using(using).all()
 
 
-def game_get(*, slug: str) -> GameInstance:
+def game_get(*, slug: str, using: str = DEFAULT_DB_ALIAS) -> GameInstance:
     """The game with this slug; GameInstance.DoesNotExist when there is none."""
-    return GameInstance.objects.get(slug=slug)
+    return GameInstance.objects.using(using).get(slug=slug)
 
 
 def game_odds(*, game: GameInstance) -> dict:
@@ -49,58 +53,53 @@ def game_odds(*, game: GameInstance) -> dict:
 # --- Seed pairs ---------------------------------------------------------------------------------
 
 
-def seed_pair_active(*, game: GameInstance) -> SeedPair | None:
-    return SeedPair.objects.filter(game=game, retired_at__isnull=True).first()
+def seed_pair_active(*, game: GameInstance, using: str = DEFAULT_DB_ALIAS) -> SeedPair | None:
+    return SeedPair.objects.using(using).filter(game=game, retired_at__isnull=True).first()
 
 
-def seed_pair_open_rounds(*, pair: SeedPair) -> int:
-    return pair.rounds.filter(status=RoundStatus.OPEN).count()
+def seed_pair_open_rounds(*, pair: SeedPair, using: str = DEFAULT_DB_ALIAS) -> int:
+    return pair.rounds.using(using).filter(status=RoundStatus.OPEN).count()
 
 
-def seed_pairs_pending_reveal(*, game: GameInstance) -> QuerySet[SeedPair]:
-    """Retired pairs whose reveal waits for their last open rounds to be dealt or voided."""
-    return SeedPair.objects.filter(game=game, retired_at__isnull=False, revealed_at__isnull=True).order_by("id")
-
-
-def seed_pairs_revealed(*, game: GameInstance) -> QuerySet[SeedPair]:
+def seed_pairs_revealed(*, game: GameInstance, using: str = DEFAULT_DB_ALIAS) -> QuerySet[SeedPair]:
     """The game's revealed pairs, most recently revealed first."""
-    return SeedPair.objects.filter(game=game, revealed_at__isnull=False).order_by("-revealed_at", "-id")
+    return SeedPair.objects.using(using).filter(game=game, revealed_at__isnull=False).order_by("-revealed_at", "-id")
 
 
-def public_games() -> list:
+def public_games(*, using: str = DEFAULT_DB_ALIAS) -> list:
     """Games players can see (all but retired), each with its active pair and latest revealed pairs.
 
     Only the hash, client seed and next nonce of an active pair are ever shown.
     """
-    games = list(GameInstance.objects.exclude(status=GameStatus.RETIRED).order_by("slug"))
+    games = list(GameInstance.objects.using(using).exclude(status=GameStatus.RETIRED).order_by("slug"))
     for game in games:
-        game.active_pair = seed_pair_active(game=game)
+        game.active_pair = seed_pair_active(game=game, using=using)
         game.recent_revealed = list(
-            seed_pairs_revealed(game=game)
+            seed_pairs_revealed(game=game, using=using)
             .annotate(dealt_rounds=Count("rounds", filter=Q(rounds__outcome__isnull=False)))[:PUBLIC_REVEALED_PER_GAME]
         )
     return games
 
 
-def seed_pair_revealed_rounds(*, pair: SeedPair) -> QuerySet:
+def seed_pair_revealed_rounds(*, pair: SeedPair, using: str = DEFAULT_DB_ALIAS) -> QuerySet:
     """The dealt rounds of a revealed pair, by nonce: what a player can recompute from its seed."""
-    return (Round.objects.filter(seed_pair=pair, outcome__isnull=False).order_by("nonce")
+    return (Round.objects.using(using).filter(seed_pair=pair, outcome__isnull=False).order_by("nonce")
             .values("nonce", "decks", "outcome", "player_score", "banker_score", "status"))
 
 
-def seed_pair_revealed_by_hash(*, server_seed_hash: str) -> SeedPair | None:
+def seed_pair_revealed_by_hash(*, server_seed_hash: str, using: str = DEFAULT_DB_ALIAS) -> SeedPair | None:
     """The revealed pair with this hash, if any: tells a player whose seed they recomputed."""
-    return (SeedPair.objects.select_related("game")
+    return (SeedPair.objects.using(using).select_related("game")
             .filter(server_seed_hash=server_seed_hash, revealed_at__isnull=False).first())
 
 
 # --- Rounds -------------------------------------------------------------------------------------
 
 
-def round_list(*, filters: dict | None = None) -> QuerySet[Round]:
+def round_list(*, filters: dict | None = None, using: str = DEFAULT_DB_ALIAS) -> QuerySet[Round]:
     """Rounds, newest first. Filters: ``game`` (slug), ``status``."""
     filters = filters or {}
-    rounds = Round.objects.select_related("game", "seed_pair").order_by("-id")
+    rounds = Round.objects.using(using).select_related("game", "seed_pair").order_by("-id")
     if filters.get("game"):
         rounds = rounds.filter(game__slug=filters["game"])
     if filters.get("status"):
@@ -108,12 +107,13 @@ def round_list(*, filters: dict | None = None) -> QuerySet[Round]:
     return rounds
 
 
-def round_get(*, round_id: int) -> Round:
+def round_get(*, round_id: int, using: str = DEFAULT_DB_ALIAS) -> Round:
     """The round with its game and seed pair; Round.DoesNotExist when there is none."""
-    return Round.objects.select_related("game", "seed_pair").get(pk=round_id)
+    return Round.objects.using(using).select_related("game", "seed_pair").get(pk=round_id)
 
 
-def round_for_bet(*, round_id: int, account_external_id: str) -> tuple[Round, Account | None]:
+def round_for_bet(*, round_id: int, account_external_id: str,
+                  using: str = DEFAULT_DB_ALIAS) -> tuple[Round, Account | None]:
     """The round with its game, and the account (None if unknown), in one statement and no lock.
 
     Round.DoesNotExist when there is no such round. What the bet's write relies on (the round
@@ -122,12 +122,14 @@ def round_for_bet(*, round_id: int, account_external_id: str) -> tuple[Round, Ac
     busiest read of the system costs no query building.
     """
     sql, loaders = _round_for_bet_statement()
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, [account_external_id, round_id])
         row = cursor.fetchone()
     if row is None:
         raise Round.DoesNotExist("No such round.")
     round_, game, account = (load(row) for load in loaders)
+    if using != DEFAULT_DB_ALIAS:  # the loaders mark what they load as read from the default database
+        round_._state.db = game._state.db = account._state.db = using
     round_.game = game
     return round_, (account if account.pk is not None else None)
 
@@ -150,11 +152,11 @@ def _round_for_bet_statement() -> tuple[str, tuple]:
                  row_loader(Account, bettor_fields, start_bettor))
 
 
-def round_recall(*, round_id: int) -> Round:
+def round_recall(*, round_id: int, using: str = DEFAULT_DB_ALIAS) -> Round:
     """The round as recalled for support: with its game, seed pair and every bet (oldest first)."""
-    bets = Bet.objects.select_related("account", "client").order_by("id")
+    bets = Bet.objects.using(using).select_related("account", "client").order_by("id")
     return (
-        Round.objects.select_related("game", "seed_pair")
+        Round.objects.using(using).select_related("game", "seed_pair")
         .prefetch_related(Prefetch("bets", queryset=bets))
         .get(pk=round_id)
     )
@@ -174,10 +176,11 @@ class RoundSearchPage:
 
 
 def round_search(*, round_id: int | None = None, account: str = "", game: GameInstance | None = None,
-                 opened_from: datetime | None = None, opened_to: datetime | None = None) -> QuerySet[Round]:
+                 opened_from: datetime | None = None, opened_to: datetime | None = None,
+                 using: str = DEFAULT_DB_ALIAS) -> QuerySet[Round]:
     """Rounds matching every criterion given, newest first: an id, an account (external id) that bet
     on them, a game, and the time they were opened (``opened_from`` inclusive, ``opened_to`` exclusive)."""
-    rounds = Round.objects.select_related("game", "seed_pair").order_by("-id")
+    rounds = Round.objects.using(using).select_related("game", "seed_pair").order_by("-id")
     if round_id is not None:
         rounds = rounds.filter(pk=round_id)
     if account:
@@ -195,16 +198,17 @@ def round_search(*, round_id: int | None = None, account: str = "", game: GameIn
 RECALL_MAX_PAGE = 100_000
 
 
-def round_search_page(*, page: int = 1, per_page: int = 50, **criteria) -> RoundSearchPage:
+def round_search_page(*, page: int = 1, per_page: int = 50, using: str = DEFAULT_DB_ALIAS,
+                      **criteria) -> RoundSearchPage:
     """A page of ``round_search``: no COUNT of the matches, one query more for the bet totals."""
     page = min(max(1, page), RECALL_MAX_PAGE)  # the offset must stay a number the database holds
     start = (page - 1) * per_page
-    rounds = list(round_search(**criteria)[start:start + per_page + 1])
+    rounds = list(round_search(using=using, **criteria)[start:start + per_page + 1])
     has_next = len(rounds) > per_page
     rounds = rounds[:per_page]
     totals = {
         row["round_id"]: row for row in
-        Bet.objects.filter(round_id__in=[round_.pk for round_ in rounds]).order_by()
+        Bet.objects.using(using).filter(round_id__in=[round_.pk for round_ in rounds]).order_by()
         .values("round_id").annotate(count=Count("id"), staked=Sum("stake"), paid=Sum("payout"))
     }
     for round_ in rounds:
@@ -261,10 +265,10 @@ def round_verification(*, round_: Round) -> dict:
 # --- Bets ---------------------------------------------------------------------------------------
 
 
-def bet_list(*, filters: dict | None = None) -> QuerySet[Bet]:
+def bet_list(*, filters: dict | None = None, using: str = DEFAULT_DB_ALIAS) -> QuerySet[Bet]:
     """Bets, newest first. Filters: ``round`` (id), ``account`` (external id), ``status``, ``game`` (slug)."""
     filters = filters or {}
-    bets = Bet.objects.select_related("round__game", "account", "client").order_by("-id")
+    bets = Bet.objects.using(using).select_related("round__game", "account", "client").order_by("-id")
     if filters.get("round") is not None:
         bets = bets.filter(round_id=filters["round"])
     if filters.get("account"):
@@ -276,28 +280,29 @@ def bet_list(*, filters: dict | None = None) -> QuerySet[Bet]:
     return bets
 
 
-def bet_get(*, bet_id: int) -> Bet:
-    return Bet.objects.select_related("round__game", "account", "client").get(pk=bet_id)
+def bet_get(*, bet_id: int, using: str = DEFAULT_DB_ALIAS) -> Bet:
+    return Bet.objects.using(using).select_related("round__game", "account", "client").get(pk=bet_id)
 
 
 # --- An account's bets --------------------------------------------------------------------------
 
 
-def account_bets(*, account: Account, page=1, per_page: int = 50):
+def account_bets(*, account: Account, page=1, per_page: int = 50, using: str = DEFAULT_DB_ALIAS):
     """A page of the account's bets, newest first, with their rounds and games."""
-    bets = Bet.objects.filter(account=account).select_related("round__game").order_by("-id")
+    bets = Bet.objects.using(using).filter(account=account).select_related("round__game").order_by("-id")
     return Paginator(bets, per_page).get_page(page)
 
 
-def bets_by_id(bet_ids) -> dict:
+def bets_by_id(bet_ids, *, using: str = DEFAULT_DB_ALIAS) -> dict:
     """{id: bet} with its round and game, for bets a page names by id (a ledger page, say)."""
-    bets = Bet.objects.filter(pk__in=set(bet_ids)).select_related("round__game")
+    bets = Bet.objects.using(using).filter(pk__in=set(bet_ids)).select_related("round__game")
     return {bet.pk: bet for bet in bets}
 
 
-def ledger_entries_of_bets(bet_ids) -> dict:
+def ledger_entries_of_bets(bet_ids, *, using: str = DEFAULT_DB_ALIAS) -> dict:
     """{bet id: [its ledger entries, oldest first]}: each bet's stake, payout or refund."""
     entries: dict = {}
-    for entry in LedgerEntry.objects.filter(bet_id__in=set(bet_ids)).select_related("account").order_by("pk"):
+    ledger = LedgerEntry.objects.using(using).filter(bet_id__in=set(bet_ids)).select_related("account")
+    for entry in ledger.order_by("pk"):
         entries.setdefault(entry.bet_id, []).append(entry)
     return entries

@@ -6,7 +6,7 @@ Each action is one transaction that also writes its audit event; side effects on
 
 import secrets
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -15,11 +15,13 @@ from django.utils import timezone
 from audit.choices import AuditAction
 from audit.services import audit_record, audit_record_many
 from audit.validators import required_reason
+from core.errors import Conflict
+from core.money import parse_money
+from core.services import model_update
 from dbutils.updates import update_rows
 from games import locks, selectors, writes
 from games.choices import BetStatus, BetType, GameStatus, RoundStatus
 from games.engine import Dealer, server_seed_hash
-from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
 from games.signals import round_dealt, round_voided, seeds_revealed
 from games.validators import validate_client_seed_field, validate_idempotency_key
@@ -67,28 +69,43 @@ def game_update(*, game_id: int, actor, reason: str, changes: dict) -> GameInsta
     if unknown:
         raise ValidationError({name: "This field cannot be changed." for name in sorted(unknown)})
     game = locks.lock_game(game_id)
-    before = game.configuration()
-    for name, value in changes.items():
-        setattr(game, name, value)
-    if game.rtp_policy_id is not None:
-        game.rtp_policy = locks.share_rtp_policy(game.rtp_policy_id)  # checked against its limits as they stand
-    game.full_clean()
-    after = game.configuration()
-    if after == before:
-        return game
-    game.save()
-    changed = {name for name in after if after[name] != before[name]}
-    if "status" in changed:
+    currency = game.currency
+
+    def check(game):
+        if game.rtp_policy_id is not None:
+            game.rtp_policy = locks.share_rtp_policy(game.rtp_policy_id)  # checked against its limits as they stand
+        if game.currency != currency:
+            _currency_change_check(game, currency)
+
+    update = model_update(game, changes, view=GameInstance.configuration, check=check)
+    before, after = update.before, update.after
+    if "status" in after:
         audit_record(actor=actor, action=AuditAction.GAME_STATUS_CHANGED, obj=game,
                      before={"status": before["status"]}, after={"status": after["status"]}, reason=reason)
-    if changed - {"status"}:
-        audit_record(
-            actor=actor, action=AuditAction.GAME_CONFIGURED, obj=game,
-            before={name: before[name] for name in sorted(changed - {"status"})},
-            after={name: after[name] for name in sorted(changed - {"status"})},
-            reason=reason,
-        )
+    configured = sorted(set(after) - {"status"})
+    if configured:
+        audit_record(actor=actor, action=AuditAction.GAME_CONFIGURED, obj=game, reason=reason,
+                     before={name: before[name] for name in configured},
+                     after={name: after[name] for name in configured})
     return game
+
+
+def _currency_change_check(game: GameInstance, currency: str) -> None:
+    """Refuse to move a game (locked) out of ``currency`` once it has taken a bet: its money, and the
+    daily aggregates kept per game, are in that currency.
+
+    A bet in flight is refused too: a bet's one statement reads the game's currency as it stood when
+    the statement began (games/writes.py), so one under way now would be written in the old currency
+    after this change commits. A bet needs an OPEN round, so the change also waits until no round of
+    the game is open, with new rounds held off meanwhile by the game's active seed pair (locked last,
+    as games/locks.py orders it; rounds open on it)."""
+    if locks.lock_active_seed_pair(game.pk) is None:
+        raise Conflict("seed_pair", "The seed pair was rotated meanwhile; try again.")
+    if Bet.objects.filter(round__game_id=game.pk).exists():
+        raise ValidationError({"currency": f"The game has taken bets in {currency}; its currency cannot change."})
+    if game.rounds.filter(status=RoundStatus.OPEN).exists():
+        raise ValidationError({"currency": "A round of the game is open and may be taking a bet in "
+                                           f"{currency}: deal or void it before changing the currency."})
 
 
 # --- RTP policies -------------------------------------------------------------------------------
@@ -110,17 +127,10 @@ def rtp_policy_update(*, policy_id: int, actor, reason: str, changes: dict) -> R
     if unknown:
         raise ValidationError({name: "This field cannot be changed." for name in sorted(unknown)})
     policy = locks.lock_rtp_policy(policy_id)
-    before = policy.configuration()
-    for name, value in changes.items():
-        setattr(policy, name, value)
-    policy.full_clean()
-    after = policy.configuration()
-    changed = sorted(name for name in after if after[name] != before[name])
-    if changed:
-        policy.save()
-        audit_record(actor=actor, action=AuditAction.RTP_POLICY_CHANGED, obj=policy,
-                     before={name: before[name] for name in changed}, after={name: after[name] for name in changed},
-                     reason=reason)
+    update = model_update(policy, changes, view=RtpPolicy.configuration)
+    if update:
+        audit_record(actor=actor, action=AuditAction.RTP_POLICY_CHANGED, obj=policy, before=update.before,
+                     after=update.after, reason=reason)
     return policy
 
 
@@ -346,26 +356,10 @@ class BetOutcome:
     error: Exception | None = None
 
 
-def _parse_stake(stake) -> Decimal:
-    if isinstance(stake, float | bool):
-        raise ValidationError({"stake": "Send the stake as a decimal string, e.g. \"10.50\"."})
-    try:
-        value = Decimal(str(stake))
-    except InvalidOperation:
-        raise ValidationError({"stake": "Must be a decimal number."}) from None
-    if not value.is_finite():
-        raise ValidationError({"stake": "Must be a finite number."})
-    try:
-        validate_stake(value)
-    except ValidationError as error:
-        raise ValidationError({"stake": error.messages}) from None
-    return value
-
-
 def _wanted_bet(*, account_external_id, bet_type, stake, idempotency_key) -> WantedBet:
     if bet_type not in BetType.values:
         raise ValidationError({"bet_type": f"Must be one of {', '.join(BetType.values)}."})
-    stake = _parse_stake(stake)
+    stake = parse_money(stake, field="stake", validator=validate_stake)
     try:
         validate_idempotency_key(idempotency_key or "")
     except ValidationError as error:
@@ -419,8 +413,8 @@ def _new_bet(round_: Round, account: Account, wanted: WantedBet, client, placed_
 
 
 def _accepted(round_id: int, wanted: WantedBet, multiplier: Decimal | None = None) -> dict:
-    """The audit content of an accepted bet. Without the multiplier for the single bet's statement on
-    PostgreSQL, which adds the one it reads from the game (games/writes.py)."""
+    """The audit content of an accepted bet. Without the multiplier for the single bet's one
+    statement, which adds the one it reads from the game (games/writes.py)."""
     after = {"round": round_id, "account": wanted.account_external_id, "bet_type": wanted.bet_type,
              "stake": str(wanted.stake)}
     if multiplier is not None:
@@ -449,9 +443,10 @@ def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, 
 
 
 def _bet_accept(*, round_id: int, wanted: WantedBet, client) -> Bet:
-    """On PostgreSQL one statement checks and writes (games/writes.py), and only a refusal reads
-    again to say why: a new bet is that statement alone, with no BEGIN or COMMIT to wait for.
-    Elsewhere one transaction reads, checks and writes."""
+    """One statement checks and writes (games/writes.py), and only a refusal reads again to say why:
+    a new bet is that statement alone, with no BEGIN or COMMIT to wait for. With that shortcut off
+    (settings.BET_IN_ONE_STATEMENT), one transaction holds the round FOR SHARE past its gate and the
+    account FOR UPDATE (games/locks.py), checks and writes through the ORM."""
     placed_at = timezone.now()
     with writes.bet_transaction():
         if writes.checks_in_statement():
@@ -466,7 +461,8 @@ def _bet_accept(*, round_id: int, wanted: WantedBet, client) -> Bet:
                                                           account_external_id=wanted.account_external_id)
                 raise _refusal(round_, account, account and account.balance, wanted) or _balance_exceeded()
             return bet
-        round_, account = selectors.round_for_bet(round_id=round_id, account_external_id=wanted.account_external_id)
+        round_ = locks.share_rounds([round_id])[round_id]
+        account = locks.lock_accounts_by_external_id([wanted.account_external_id]).get(wanted.account_external_id)
         refusal = _refusal(round_, account, account and account.balance, wanted)
         if refusal:
             raise refusal
@@ -488,7 +484,7 @@ def bets_place(*, round_id: int, items: dict, client) -> dict:
 def bets_place_rounds(*, items_by_round: dict, client) -> dict:
     """bets_place for many rounds in one transaction: {round id: {index: fields}} → {round id:
     {index: BetOutcome}}, what bets_place round after round (ascending by id) would answer, in the
-    few statements of one round's (besides, on PostgreSQL, one for each round's gate).
+    few statements of one round's (besides one for each round's gate).
     Round.DoesNotExist, with nothing written, when any round is missing.
     """
     outcomes = {round_id: {} for round_id in items_by_round}

@@ -38,7 +38,7 @@ def validate_client_seed_field(value) -> None:
 # bidirectional override), so that a key reads the same in every log, page and export.
 IDEMPOTENCY_KEY_MAX_LENGTH = 100
 IDEMPOTENCY_KEY_PATTERN = rf"^[!-~]{{1,{IDEMPOTENCY_KEY_MAX_LENGTH}}}\Z"
-# The same rule as a database CHECK ("$" is the end in PostgreSQL's and SQLite's regexes).
+# The same rule as a database CHECK ("$" is the end in PostgreSQL's regexes).
 IDEMPOTENCY_KEY_CHECK_PATTERN = rf"^[!-~]{{1,{IDEMPOTENCY_KEY_MAX_LENGTH}}}$"
 
 validate_idempotency_key = RegexValidator(

@@ -1,20 +1,24 @@
-"""The write of a new bet on PostgreSQL: the checks, the debit, the bet, its stake entry and its audit
-event in one statement, which is its own transaction.
+"""The write of a new bet: the checks, the debit, the bet, its stake entry and its audit event in one
+statement, which is its own transaction.
 
 It is games.services' checks (``_refusal``), wallet.services.ledger_post and
 audit.services.audit_record fused with the bet's insert, for the one path where the number of
 statements is the cost. The statement reads the round, its game and the account, and writes only
 if the game takes bets, the stake is within its limits, the account exists in the game's currency,
 the round is still OPEN once taken FOR SHARE past its gate (games/locks.py says why) and the balance
-covers the stake. A refusal answers no row, and the caller reads again to say why with the same
-Python checks the embedded SQLite runs before its ORM writes (whose transactions take the
-database's write lock when they begin, so what the caller read still holds); a test holds the two
-to the same answers.
+covers the stake. A refusal answers no row, and the caller reads again to say why with the Python
+checks (games.services._refusal).
+
+A shortcut around the ORM, with its off-switch: ``settings.BET_IN_ONE_STATEMENT`` off, the caller
+holds the round FOR SHARE past its gate and the account FOR UPDATE in one transaction, checks in
+Python and writes with ``bet_insert`` (the plain path). tests/games/test_bet_checks.py holds the
+statement to the Python checks, and tests/games/test_bet_paths.py the two paths to the same rows.
 """
 
 import contextlib
 
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 from audit.models import AuditEvent
 from audit.services import audit_event_columns, audit_record, audit_written
@@ -82,29 +86,30 @@ _ROUND_GAME = Round._meta.get_field("game")
 
 
 def checks_in_statement() -> bool:
-    """Whether a bet's checks and writes are one statement here (bet_place_checked), or the caller
-    reads and checks first and then writes with bet_insert."""
-    return connection.vendor == "postgresql"
+    """Whether a bet's checks and writes are one statement (bet_place_checked), or the caller locks,
+    reads and checks first and then writes with bet_insert (settings.BET_IN_ONE_STATEMENT off)."""
+    return settings.BET_IN_ONE_STATEMENT
 
 
-def bet_transaction():
-    """What a bet runs in: on PostgreSQL nothing (its write is one statement), unless already inside
-    a transaction, where a savepoint keeps a refused insert from breaking it; elsewhere one
-    transaction around the read, the checks and the writes."""
-    if checks_in_statement() and not connection.in_atomic_block:
+def bet_transaction(using: str = DEFAULT_DB_ALIAS):
+    """What a bet runs in: nothing for its one statement, unless already inside a transaction, where
+    a savepoint keeps a refused insert from breaking it; off that shortcut, one transaction around
+    the locks, the reads, the checks and the writes."""
+    if checks_in_statement() and not connections[using].in_atomic_block:
         return contextlib.nullcontext()
-    return transaction.atomic()
+    return transaction.atomic(using=using)
 
 
 def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str, stake, idempotency_key: str,
-                      client, placed_at, action: str, after: dict) -> Bet | None:
-    """PostgreSQL: place the bet if every check passes, in one statement; the new bet (its round, game
-    and account loaded with what the statement read), or None, with nothing written, when a check
-    failed or there is no such round (the statement answers no row): the caller then reads again to
-    say why. ``after`` is the event's content but for the multiplier, which the statement reads from
-    the game. A used idempotency key raises IntegrityError (the unique (client, key)).
+                      client, placed_at, action: str, after: dict, using: str = DEFAULT_DB_ALIAS) -> Bet | None:
+    """Place the bet if every check passes, in one statement on the database ``using``; the new bet
+    (its round, game and account loaded with what the statement read), or None, with nothing
+    written, when a check failed or there is no such round (the statement answers no row): the
+    caller then reads again to say why. ``after`` is the event's content but for the multiplier,
+    which the statement reads from the game. A used idempotency key raises IntegrityError (the
+    unique (client, key)).
     """
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(_BET_PLACE, {
             **audit_event_columns(actor=client, action=action, after=after), "object_type": Bet._meta.model_name,
             "round_id": round_id, "account": account_external_id, "bet_type": bet_type, "stake": stake,
@@ -115,21 +120,20 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
         row = cursor.fetchone()
     if row is None:
         return None
-    audit_written()
+    audit_written(using)
     game_id, game_slug, multiplier, account_id, currency, bet_id, balance = row
     # Loaded as the ORM loads rows (each model's fields in its order; those not read are deferred),
     # and related as select_related relates them: the model constructor's keyword path and the
     # relation descriptors' checks cost more than the statement's own Python.
-    alias = connection.alias
-    game = GameInstance.from_db(alias, ["id", "slug"], [game_id, game_slug])
-    round_ = Round.from_db(alias, ["id", "game_id"], [round_id, game_id])
-    account = Account.from_db(alias, ["id", "external_id", "currency", "balance"],
+    game = GameInstance.from_db(using, ["id", "slug"], [game_id, game_slug])
+    round_ = Round.from_db(using, ["id", "game_id"], [round_id, game_id])
+    account = Account.from_db(using, ["id", "external_id", "currency", "balance"],
                               [account_id, account_external_id, currency, balance])
     values = {"id": bet_id, "round_id": round_id, "account_id": account_id, "client_id": client.pk,
               "bet_type": bet_type, "stake": stake, "multiplier": multiplier, "idempotency_key": idempotency_key,
               "status": BetStatus.PENDING, "payout": None, "placed_at": placed_at, "settled_at": None,
               "hold_reason": "", "held_at": None}
-    bet = Bet.from_db(alias, _BET_COLUMNS, [values[name] for name in _BET_COLUMNS])
+    bet = Bet.from_db(using, _BET_COLUMNS, [values[name] for name in _BET_COLUMNS])
     _ROUND_GAME.set_cached_value(round_, game)
     for field, related in zip(_BET_RELATIONS, (round_, account, client), strict=True):
         field.set_cached_value(bet, related)
@@ -137,8 +141,9 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
 
 
 def bet_insert(bet: Bet, *, actor, action: str, after: dict) -> None:
-    """Where the caller has read and checked (not PostgreSQL): write an unsaved bet (its account
-    loaded), debit its stake and record its audit event, inside the caller's transaction."""
+    """Where the caller has locked, read and checked (the plain path): write an unsaved bet (its
+    account loaded and locked), debit its stake and record its audit event, inside the caller's
+    transaction."""
     bet.save(force_insert=True)
     ledger_post(account=bet.account, bet_id=bet.pk, kind=LedgerKind.STAKE, amount=-bet.stake)
     audit_record(actor=actor, action=action, obj=bet, after=after)

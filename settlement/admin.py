@@ -14,9 +14,9 @@ from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import admin_url, changelist_url, link, object_url, service_error_text
 from backoffice.admin.site import SitePage
 from backoffice.formatting import EMPTY
+from core.errors import Conflict
 from games.admin.bet import BetAdmin
 from games.choices import BetStatus, RoundStatus
-from games.errors import Conflict
 from games.models import Bet, Round
 from settlement import dashboard, services
 from settlement.models import SettlementBatch

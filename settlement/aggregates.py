@@ -14,7 +14,7 @@ Three tables (settlement.models):
   account, game and month (the period's days as a mask), never the bets.
 
 A day is the UTC date of the round's settlement. Every update is a handful of set-based statements
-(INSERT … SELECT … ON CONFLICT DO UPDATE with increments, on PostgreSQL and SQLite ≥ 3.24) run by
+(INSERT … SELECT … ON CONFLICT DO UPDATE with increments) run by
 ``record_settled_rounds`` inside the settlement batch's own transaction, so a batch's aggregates
 commit or roll back with its payouts: exactly once. Rows are upserted in key order, so two batches
 never wait for each other's aggregate rows in opposite orders. A HELD bet (its writes failed while
@@ -32,7 +32,7 @@ from decimal import Context, Decimal
 from fractions import Fraction
 from functools import cache, lru_cache
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from games.choices import BetStatus, Outcome, RoundStatus
 from games.engine import MAX_DECKS, MIN_DECKS, BetType, Multipliers, exact_odds, return_to_player
@@ -69,14 +69,10 @@ def expected_return_ucents(stake: Decimal, decks: int, bet_type: str, multiplier
     return int(value + Fraction(1, 2)) if value >= 0 else -int(-value + Fraction(1, 2))
 
 
-# --- SQL, for PostgreSQL and SQLite ---------------------------------------------------------------
+# --- SQL ---------------------------------------------------------------------------------------------
 
 def _q(name: str) -> str:
-    return connection.ops.quote_name(name)
-
-
-def _postgres() -> bool:
-    return connection.vendor == "postgresql"
+    return connection.ops.quote_name(name)  # the same quoting on every alias
 
 
 def _table(model) -> str:
@@ -89,9 +85,7 @@ def _column(model, name: str) -> str:
 
 def _day(expression: str) -> str:
     """The UTC date of a timestamp column."""
-    if _postgres():
-        return f"(({expression}) AT TIME ZONE 'UTC')::date"
-    return f"date({expression})"
+    return f"(({expression}) AT TIME ZONE 'UTC')::date"
 
 
 def _cents(expression: str) -> str:
@@ -99,33 +93,21 @@ def _cents(expression: str) -> str:
 
 
 def _lag_ms(dealt: str, settled: str) -> str:
-    if _postgres():
-        return f"CAST(ROUND(EXTRACT(EPOCH FROM ({settled} - {dealt})) * 1000) AS BIGINT)"
-    return f"CAST(ROUND((julianday({settled}) - julianday({dealt})) * 86400000.0) AS BIGINT)"
+    return f"CAST(ROUND(EXTRACT(EPOCH FROM ({settled} - {dealt})) * 1000) AS BIGINT)"
 
 
 def _month(expression: str) -> str:
     """The first day of the UTC month of a timestamp column."""
-    if _postgres():
-        return f"date_trunc('month', ({expression}) AT TIME ZONE 'UTC')::date"
-    return f"date({expression}, 'start of month')"
+    return f"date_trunc('month', ({expression}) AT TIME ZONE 'UTC')::date"
 
 
 def _day_bit(expression: str) -> str:
     """1 << (day of the month − 1), the day's bit in ActiveAccountMonth.days."""
-    if _postgres():
-        return f"(CAST(1 AS BIGINT) << (EXTRACT(DAY FROM ({expression}) AT TIME ZONE 'UTC')::int - 1))"
-    return f"(1 << (CAST(strftime('%%d', {expression}) AS INTEGER) - 1))"
+    return f"(CAST(1 AS BIGINT) << (EXTRACT(DAY FROM ({expression}) AT TIME ZONE 'UTC')::int - 1))"
 
 
-def _greatest(a: str, b: str) -> str:
-    return f"GREATEST({a}, {b})" if _postgres() else f"MAX({a}, {b})"
-
-
-def _coefficient_value(value: Fraction):
-    if _postgres():
-        return _COEFFICIENT_DIGITS.divide(Decimal(value.numerator), Decimal(value.denominator))
-    return float(value)
+def _coefficient_value(value: Fraction) -> Decimal:
+    return _COEFFICIENT_DIGITS.divide(Decimal(value.numerator), Decimal(value.denominator))
 
 
 def _coefficients_cte() -> tuple[str, list]:
@@ -140,10 +122,7 @@ def _coefficients_cte() -> tuple[str, list]:
 
 
 def _ids_in(column: str, ids) -> tuple[str, list]:
-    ids = sorted({int(value) for value in ids})
-    if _postgres():
-        return f"{column} = ANY(%s)", [ids]
-    return f"{column} IN ({', '.join(['%s'] * len(ids))})", ids
+    return f"{column} = ANY(%s)", [sorted({int(value) for value in ids})]
 
 
 def _round_filter(round_ids) -> tuple[str, list]:
@@ -205,8 +184,7 @@ def _active_accounts_select(round_ids, bet_ids=None) -> tuple[str, list]:
     where, where_params = _bet_filter(round_ids, bet_ids)
     statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
     settled_at = f"r.{_column(Round, 'settled_at')}"
-    # Each day is a distinct power of two, so the sum of the distinct bits is their OR (SQLite has
-    # no bit_or aggregate).
+    # Each day is a distinct power of two, so the sum of the distinct bits is their OR.
     select = f"""
         SELECT {_month(settled_at)}, r.{_column(Round, 'game')}, b.{_column(Bet, 'account')},
                SUM(DISTINCT {_day_bit(settled_at)})
@@ -271,7 +249,7 @@ def _upsert_sql(table: AggregateTable, round_ids, bet_ids=None) -> tuple[str, li
         updates = [f"{_column(table.model, c)} = {name}.{_column(table.model, c)} + excluded.{_column(table.model, c)}"
                    for c in table.counters]
         updates += [f"{_column(table.model, c)} = "
-                    f"{_greatest(f'{name}.{_column(table.model, c)}', f'excluded.{_column(table.model, c)}')}"
+                    f"GREATEST({name}.{_column(table.model, c)}, excluded.{_column(table.model, c)})"
                     for c in table.maxima]
         updates += [f"{_column(table.model, c)} = {name}.{_column(table.model, c)} | excluded.{_column(table.model, c)}"
                     for c in table.bit_sets]
@@ -284,7 +262,7 @@ def _upsert_sql(table: AggregateTable, round_ids, bet_ids=None) -> tuple[str, li
 
 # --- The settlement path --------------------------------------------------------------------------
 
-def record_settled_rounds(round_ids) -> None:
+def record_settled_rounds(round_ids, *, using: str = DEFAULT_DB_ALIAS) -> None:
     """Add these just-settled rounds and their bets to the daily aggregates.
 
     Call it inside the settlement batch's transaction, after its bets and rounds are written
@@ -294,12 +272,12 @@ def record_settled_rounds(round_ids) -> None:
     round_ids = list(round_ids)
     if not round_ids:
         return
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    with transaction.atomic(using=using, savepoint=False), connections[using].cursor() as cursor:
         for table in TABLES:
             cursor.execute(*_upsert_sql(table, round_ids))
 
 
-def record_resolved_bets(bet_ids) -> None:
+def record_resolved_bets(bet_ids, *, using: str = DEFAULT_DB_ALIAS) -> None:
     """Add these bets, held when their round settled and settled since, to the daily aggregates.
 
     A held bet counts nowhere until an operator settles it; then it is added exactly as it would
@@ -310,7 +288,7 @@ def record_resolved_bets(bet_ids) -> None:
     bet_ids = list(bet_ids)
     if not bet_ids:
         return
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    with transaction.atomic(using=using, savepoint=False), connections[using].cursor() as cursor:
         for table in (BET_TOTALS, ACTIVE_ACCOUNTS):
             cursor.execute(*_upsert_sql(table, None, bet_ids))
 
@@ -335,10 +313,10 @@ class TableCheck:
 SAMPLES = 5
 
 
-def check(samples: int = SAMPLES) -> list[TableCheck]:
+def check(samples: int = SAMPLES, *, using: str = DEFAULT_DB_ALIAS) -> list[TableCheck]:
     """Compare every aggregate table with what the raw rows give, set-based (EXCEPT both ways)."""
     results = []
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         for table in TABLES:
             with_sql, with_params, select, select_params = _computed(table, None)
             stored = f"SELECT {table.column_sql()} FROM {_table(table.model)}"
@@ -362,17 +340,16 @@ def check(samples: int = SAMPLES) -> list[TableCheck]:
     return results
 
 
-def rebuild() -> dict:
+def rebuild(*, using: str = DEFAULT_DB_ALIAS) -> dict:
     """Replace every aggregate with what the raw rows give; {table label: rows}. One transaction.
 
-    On PostgreSQL the aggregate tables are locked first, so a settlement batch that commits
-    meanwhile adds its increments after the rebuild, to the rebuilt rows.
+    The aggregate tables are locked first, so a settlement batch that commits meanwhile adds its
+    increments after the rebuild, to the rebuilt rows.
     """
     counts = {}
-    with transaction.atomic(), connection.cursor() as cursor:
-        if _postgres():
-            names = ", ".join(_table(table.model) for table in TABLES)
-            cursor.execute(f"LOCK TABLE {names} IN SHARE ROW EXCLUSIVE MODE")
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        names = ", ".join(_table(table.model) for table in TABLES)
+        cursor.execute(f"LOCK TABLE {names} IN SHARE ROW EXCLUSIVE MODE")
         for table in TABLES:
             cursor.execute(f"DELETE FROM {_table(table.model)}")
         for table in TABLES:

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from fractions import Fraction
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Max, Sum
 
 from audit.choices import AuditAction
@@ -218,10 +218,11 @@ def month_masks(start: date, end: date) -> list:
     return masks
 
 
-def active_accounts(game_ids, start: date, end: date) -> tuple[dict, int]:
+def active_accounts(game_ids, start: date, end: date, *, using: str = DEFAULT_DB_ALIAS) -> tuple[dict, int]:
     """({game id: distinct accounts}, distinct accounts over all these games) in the period."""
     if not game_ids:
         return {}, 0
+    connection = connections[using]
     table = connection.ops.quote_name(ActiveAccountMonth._meta.db_table)
     column = lambda name: connection.ops.quote_name(ActiveAccountMonth._meta.get_field(name).column)  # noqa: E731
     month, days, game, account = column("month"), column("days"), column("game"), column("account")
@@ -258,20 +259,22 @@ def days_between(start: date, end: date) -> list:
     return [start + timedelta(days=n) for n in range((end - start).days + 1)]
 
 
-def currencies() -> list:
-    return sorted(set(GameInstance.objects.values_list("currency", flat=True)))
+def currencies(*, using: str = DEFAULT_DB_ALIAS) -> list:
+    return sorted(set(GameInstance.objects.using(using).values_list("currency", flat=True)))
 
 
-def dashboard(*, start: date, end: date, currency: str, game: GameInstance | None = None) -> Dashboard:
-    games = list(GameInstance.objects.filter(currency=currency).order_by("slug"))
+def dashboard(*, start: date, end: date, currency: str, game: GameInstance | None = None,
+              using: str = DEFAULT_DB_ALIAS) -> Dashboard:
+    games = list(GameInstance.objects.using(using).filter(currency=currency).order_by("slug"))
     selected = [game] if game is not None else games
     game_ids = [g.pk for g in selected]
     in_period = {"day__gte": start, "day__lte": end, "game_id__in": game_ids}
 
-    bet_rows = list(DailyBetTotals.objects.filter(**in_period).values("game_id", "bet_type").annotate(**_BET_SUMS))
-    round_rows = list(DailyRoundTotals.objects.filter(**in_period).values("game_id", "decks")
+    bet_rows = list(DailyBetTotals.objects.using(using).filter(**in_period).values("game_id", "bet_type")
+                    .annotate(**_BET_SUMS))
+    round_rows = list(DailyRoundTotals.objects.using(using).filter(**in_period).values("game_id", "decks")
                       .annotate(**_ROUND_SUMS, lag_max=Max("lag_ms_max")))
-    accounts_per_game, accounts_overall = active_accounts(game_ids, start, end)
+    accounts_per_game, accounts_overall = active_accounts(game_ids, start, end, using=using)
 
     per_game = {g.pk: Totals(label=g.name, slug=g.slug) for g in selected}
     for row in bet_rows:
@@ -320,7 +323,7 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
                                             [expected["natural"], rounds - expected["natural"]])
 
     changes = list(
-        AuditEvent.objects.filter(action=AuditAction.GAME_CONFIGURED, object_type="gameinstance",
+        AuditEvent.objects.using(using).filter(action=AuditAction.GAME_CONFIGURED, object_type="gameinstance",
                                   object_id__in=[str(g) for g in game_ids],
                                   created_at__gte=_midnight(start), created_at__lt=_midnight(end + timedelta(days=1)))
         .order_by("created_at", "id")[:CHANGES_SHOWN]
@@ -337,12 +340,13 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
         start=start, end=end, currency=currency, game=game, games=games,
         per_game=list(per_game.values()), overall=overall, bet_types=bet_types, outcomes=outcomes,
         outcome_test=outcome_test, natural_test=natural_test, decks=sorted(rounds_by_decks),
-        lag_avg_ms=lag_sum / rounds if rounds else None, lag_max_ms=lag_max, queue=settlement_queue(count_held=False),
-        changes=changes, series=_series(start, end, in_period, changes, expected, observed, rounds),
+        lag_avg_ms=lag_sum / rounds if rounds else None, lag_max_ms=lag_max,
+        queue=settlement_queue(count_held=False, using=using),
+        changes=changes, series=_series(start, end, in_period, changes, expected, observed, rounds, using=using),
     )
 
 
-def _series(start, end, in_period, changes, expected, observed, rounds) -> dict:
+def _series(start, end, in_period, changes, expected, observed, rounds, *, using: str) -> dict:
     """Daily series for the charts, every day of the period (zeros where nothing was settled)."""
     days = days_between(start, end)
     index = {day: n for n, day in enumerate(days)}
@@ -351,7 +355,7 @@ def _series(start, end, in_period, changes, expected, observed, rounds) -> dict:
     expected_return = [0] * len(days)
     by_type = {t: {"handle": [0] * len(days), "paid": [0] * len(days), "expected": [0] * len(days)}
                for t in BetType.ALL}
-    for row in (DailyBetTotals.objects.filter(**in_period).values("day", "bet_type")
+    for row in (DailyBetTotals.objects.using(using).filter(**in_period).values("day", "bet_type")
                 .annotate(handle=Sum("handle_cents"), paid=Sum("paid_out_cents"),
                           expected=Sum("expected_return_ucents"))):
         n = index[row["day"]]
@@ -364,7 +368,7 @@ def _series(start, end, in_period, changes, expected, observed, rounds) -> dict:
         series["expected"][n] += _int(row["expected"])
     rounds_per_day = [0] * len(days)
     lag_sum = [0] * len(days)
-    for row in (DailyRoundTotals.objects.filter(**in_period).values("day")
+    for row in (DailyRoundTotals.objects.using(using).filter(**in_period).values("day")
                 .annotate(rounds=Sum("rounds"), lag=Sum("lag_ms_sum"))):
         n = index[row["day"]]
         rounds_per_day[n] = _int(row["rounds"])

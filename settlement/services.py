@@ -4,7 +4,7 @@ import logging
 import os
 import re
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.conf import settings
@@ -15,10 +15,10 @@ from django.utils import timezone
 from audit.choices import AuditAction
 from audit.services import audit_record
 from audit.validators import required_reason
+from core.errors import Conflict
 from games import locks
 from games.choices import STATUS_BY_SETTLEMENT_KIND, BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
-from games.errors import Conflict
 from games.models import Bet, Round
 from settlement import aggregates, writes
 from settlement.models import SettlementBatch
@@ -54,23 +54,28 @@ def settlement_sweep(*, round_ids=None, worker: str | None = None) -> SweepResul
     """
     worker = worker or worker_name()
     result = SweepResult()
-    while True:
-        claimed: list = []
-        try:
-            batch = settlement_run(round_ids=round_ids, worker=worker, claimed=claimed)
-        except Exception as error:  # noqa: BLE001 - every failure is recorded, then handled below
-            if len(claimed) == 1 and not _connection_error(error):
-                _settle_bet_by_bet(claimed[0], error, worker, result)
-            else:
-                _failed(claimed, error, worker, result)
-                for round_id in claimed:
-                    _settle_alone(round_id, worker, result)
-            if round_ids is not None:
-                return result
-            continue
-        if batch is None:
-            return result
-        _counted(batch, result)
+    while _sweep_batch(round_ids, worker, result, split=True):
+        pass
+    return result
+
+
+def _sweep_batch(round_ids, worker: str, result: SweepResult, *, split: bool) -> bool:
+    """One batch of the sweep, and its failure handled; whether the sweep goes on (a batch settled,
+    or one failed in a sweep of every round). ``split``: a failed batch of several rounds is tried
+    again round by round."""
+    claimed: list = []
+    try:
+        batch = settlement_run(round_ids=round_ids, worker=worker, claimed=claimed)
+    except Exception as error:  # noqa: BLE001 - every failure is recorded, then handled below
+        if len(claimed) == 1 and not _connection_error(error):
+            _settle_bet_by_bet(claimed[0], error, worker, result)
+        else:
+            _failed(claimed, error, worker, result)
+            for round_id in claimed if split else ():
+                _sweep_batch([round_id], worker, result, split=False)
+        return round_ids is None
+    _counted(batch, result)
+    return batch is not None
 
 
 def _connection_error(error: Exception) -> bool:
@@ -89,19 +94,6 @@ def _failed(round_ids: list, error: Exception, worker: str, result: SweepResult)
     if _connection_error(error):
         raise error
     result.failed_batches += 1
-
-
-def _settle_alone(round_id: int, worker: str, result: SweepResult) -> None:
-    claimed: list = []
-    try:
-        batch = settlement_run(round_ids=[round_id], worker=worker, claimed=claimed)
-    except Exception as error:  # noqa: BLE001
-        if claimed and not _connection_error(error):
-            _settle_bet_by_bet(round_id, error, worker, result)
-        else:
-            _failed(claimed, error, worker, result)
-        return
-    _counted(batch, result)
 
 
 def _settle_bet_by_bet(round_id: int, cause: Exception, worker: str, result: SweepResult) -> None:
@@ -132,6 +124,60 @@ def _record_failure(round_ids: list, error: Exception, worker: str) -> None:
         logger.exception("could not record the failed settlement batch of rounds %s", round_ids)
 
 
+@dataclass
+class _Settled:
+    """What settling some bets came to: the bets settled, their stakes and payouts, and the bets
+    whose writes failed (bet id: why), left as they were."""
+    bets: int = 0
+    staked: Decimal = Decimal(0)
+    paid: Decimal = Decimal(0)
+    held: dict = field(default_factory=dict)
+
+
+def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_by_one: bool,
+                 from_status: str = BetStatus.PENDING) -> _Settled:
+    """The settlement loop, written once: every bet [(id, round id, account id, bet type, stake,
+    multiplier)] at its round's outcome, with its own multiplier (the one in force when it was
+    accepted), paid on ``balances`` {account id: balance} of accounts the caller holds locked.
+
+    Together, the writes of all the bets are set-based: a handful of statements. ``one_by_one``,
+    each bet's writes run in a savepoint of their own: a bet whose writes fail is rolled back to it
+    and left as it was, its reason in ``held``; the others are written exactly as together.
+    """
+    result = _Settled()
+    settled, payouts = [], []  # (bet id, status, payout); (account id, bet id, amount, balance after)
+    for bet_id, round_id, account_id, bet_type, stake, multiplier in bets:
+        outcome = outcome_by_round[round_id]
+        returned = bet_return(bet_type, stake, outcome, multiplier)
+        bet = (bet_id, STATUS_BY_SETTLEMENT_KIND[settlement_kind(bet_type, outcome)], returned)
+        payout = [(account_id, bet_id, returned, balances[account_id] + returned)] if returned else []
+        if one_by_one:
+            try:
+                with transaction.atomic():
+                    _write([bet], payout, at=at, from_status=from_status)
+            except Exception as error:  # noqa: BLE001 - the bet is held with the error as its reason
+                if _connection_error(error):
+                    raise  # no savepoint survives a lost connection
+                result.held[bet_id] = hold_reason(error)
+                continue
+        else:
+            settled.append(bet)
+            payouts += payout
+        balances[account_id] += returned
+        result.bets += 1
+        result.staked += stake
+        result.paid += returned
+    if not one_by_one:
+        _write(settled, payouts, at=at, from_status=from_status)
+    return result
+
+
+def _write(settled: list, payouts: list, *, at, from_status: str) -> None:
+    writes.settle_bets(settled, settled_at=at, from_status=from_status)
+    writes.post_payouts(payouts, created_at=at)
+    writes.set_balances({account_id: balance for account_id, _bet, _amount, balance in payouts})
+
+
 @transaction.atomic
 def settlement_run(*, round_ids=None, limit: int | None = None, worker: str | None = None,
                    claimed: list | None = None):
@@ -142,51 +188,7 @@ def settlement_run(*, round_ids=None, limit: int | None = None, worker: str | No
     bet update only touches PENDING bets, and the ledger's unique (bet, kind) stops any payout from
     being written twice. The writes are set-based: a handful of statements per batch.
     """
-    worker = worker or worker_name()
-    limit = limit or settings.SETTLEMENT_BATCH_ROUNDS
-    outcome_by_round = dict(locks.lock_dealt_rounds(round_ids, limit, settings.MAX_SETTLEMENT_FAILURES))
-    if claimed is not None:
-        claimed.extend(outcome_by_round)
-    if not outcome_by_round:
-        return None
-    started = timezone.now()
-    bets = list(
-        Bet.objects.filter(round_id__in=outcome_by_round, status=BetStatus.PENDING)
-        .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier")
-    )
-    balances = locks.lock_account_balances({bet[2] for bet in bets})
-    total_staked = Decimal(0)
-    total_paid = Decimal(0)
-    settled = []   # (bet id, status, payout)
-    payouts = []   # (account id, bet id, amount, balance after)
-    for bet_id, round_id, account_id, bet_type, stake, multiplier in bets:
-        outcome = outcome_by_round[round_id]
-        # The bet's own multiplier, the one in force when it was accepted, settles it.
-        returned = bet_return(bet_type, stake, outcome, multiplier)
-        settled.append((bet_id, STATUS_BY_SETTLEMENT_KIND[settlement_kind(bet_type, outcome)], returned))
-        total_staked += stake
-        total_paid += returned
-        if returned:
-            balances[account_id] += returned
-            payouts.append((account_id, bet_id, returned, balances[account_id]))
-    credited = {account_id: balances[account_id] for account_id, *_rest in payouts}
-    writes.settle_bets(settled, settled_at=started)
-    writes.post_payouts(payouts, created_at=started)
-    writes.set_balances(credited)
-    Round.objects.filter(pk__in=outcome_by_round).update(status=RoundStatus.SETTLED, settled_at=started)
-    batch = SettlementBatch.objects.create(
-        worker=worker, started_at=started, finished_at=timezone.now(), rounds=len(outcome_by_round),
-        bets=len(bets), total_staked=total_staked, total_paid=total_paid, round_ids=sorted(outcome_by_round),
-        outcome=SettlementBatch.Outcome.OK,
-    )
-    audit_record(actor=f"system:{worker}", action=AuditAction.ROUNDS_SETTLED, obj=batch,
-                 after={"rounds": batch.round_ids, "bets": len(bets), "total_staked": str(total_staked),
-                        "total_paid": str(total_paid)})
-    rounds_settled.send(sender=SettlementBatch, round_ids=batch.round_ids)
-    # Last: every batch of a game and day adds to the same aggregate rows, and holds them until it
-    # commits, so it takes them only when nothing is left to do but commit.
-    aggregates.record_settled_rounds(outcome_by_round)
-    return batch
+    return _settle_rounds(round_ids, limit or settings.SETTLEMENT_BATCH_ROUNDS, worker=worker, claimed=claimed)
 
 
 def hold_reason(error: Exception) -> str:
@@ -195,16 +197,6 @@ def hold_reason(error: Exception) -> str:
     message = str(error).strip().splitlines()[0] if str(error).strip() else ""
     text = _SEED_LIKE.sub("[…]", f"{type(error).__name__}: {message}".rstrip(": "))
     return text[:HOLD_REASON_LENGTH]
-
-
-def _bet_writes(bet_id: int, account_id: int, status: str, returned: Decimal, balance: Decimal, *, at,
-                from_status: str = BetStatus.PENDING) -> None:
-    """One bet's settlement writes, in a savepoint of their own: all of them, or none."""
-    with transaction.atomic():
-        writes.settle_bets([(bet_id, status, returned)], settled_at=at, from_status=from_status)
-        if returned:
-            writes.post_payouts([(account_id, bet_id, returned, balance + returned)], created_at=at)
-            writes.set_balances({account_id: balance + returned})
 
 
 @transaction.atomic
@@ -217,53 +209,57 @@ def round_settle_bet_by_bet(*, round_id: int, worker: str | None = None, cause: 
     and the round is SETTLED: its outcome is final and a held bet is an open item for an operator
     (``held_bet_settle``), not a reason to hold the other players' money.
     """
+    note = f"Settled bet by bet after: {hold_reason(cause)}" if cause is not None else "Settled bet by bet."
+    return _settle_rounds([round_id], 1, worker=worker, bet_by_bet=note)
+
+
+def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list | None = None,
+                   bet_by_bet: str | None = None):
+    """Claim and settle up to ``limit`` DEALT rounds (of ``round_ids`` when given), in the caller's
+    transaction; None when there is nothing to claim. ``bet_by_bet``: the batch's note, and each
+    bet's writes in a savepoint of their own, a bet whose writes fail HELD."""
     worker = worker or worker_name()
-    outcome_by_round = dict(locks.lock_dealt_rounds([round_id], 1, settings.MAX_SETTLEMENT_FAILURES))
-    if round_id not in outcome_by_round:
+    outcome_by_round = dict(locks.lock_dealt_rounds(round_ids, limit, settings.MAX_SETTLEMENT_FAILURES))
+    if claimed is not None:
+        claimed.extend(outcome_by_round)
+    if not outcome_by_round:
         return None
-    outcome = outcome_by_round[round_id]
     started = timezone.now()
     bets = list(
-        Bet.objects.filter(round_id=round_id, status=BetStatus.PENDING)
-        .order_by("pk").values_list("pk", "account_id", "bet_type", "stake", "multiplier")
+        Bet.objects.filter(round_id__in=outcome_by_round, status=BetStatus.PENDING)
+        .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier")
     )
-    balances = locks.lock_account_balances({bet[1] for bet in bets})
-    total_staked = total_paid = Decimal(0)
-    held = {}  # bet id: reason
-    for bet_id, account_id, bet_type, stake, multiplier in bets:
-        returned = bet_return(bet_type, stake, outcome, multiplier)
-        status = STATUS_BY_SETTLEMENT_KIND[settlement_kind(bet_type, outcome)]
-        try:
-            _bet_writes(bet_id, account_id, status, returned, balances[account_id], at=started)
-        except Exception as error:  # noqa: BLE001 - the bet is held with the error as its reason
-            if _connection_error(error):
-                raise  # no savepoint survives a lost connection
-            held[bet_id] = hold_reason(error)
-            continue
-        balances[account_id] += returned
-        total_staked += stake
-        total_paid += returned
-    for bet_id, reason in held.items():
-        Bet.objects.filter(pk=bet_id, status=BetStatus.PENDING).update(
-            status=BetStatus.HELD, hold_reason=reason, held_at=started)
-    Round.objects.filter(pk=round_id).update(status=RoundStatus.SETTLED, settled_at=started)
-    aggregates.record_settled_rounds([round_id])  # held bets count nowhere until resolved
-    note = f"Settled bet by bet after: {hold_reason(cause)}" if cause is not None else "Settled bet by bet."
-    if held:
-        note += f" Held bets: {', '.join(map(str, held))}."
+    balances = locks.lock_account_balances({bet[2] for bet in bets})
+    settled = _settle_bets(bets, outcome_by_round, balances, at=started, one_by_one=bet_by_bet is not None)
+    held_by_round: dict = {}
+    for bet_id, round_id, *_rest in bets:
+        if bet_id in settled.held:
+            held_by_round.setdefault(round_id, {})[str(bet_id)] = settled.held[bet_id]
+            Bet.objects.filter(pk=bet_id, status=BetStatus.PENDING).update(
+                status=BetStatus.HELD, hold_reason=settled.held[bet_id], held_at=started)
+    Round.objects.filter(pk__in=outcome_by_round).update(status=RoundStatus.SETTLED, settled_at=started)
+    note = bet_by_bet or ""
+    if settled.held:
+        note += f" Held bets: {', '.join(map(str, settled.held))}."
     batch = SettlementBatch.objects.create(
-        worker=worker, started_at=started, finished_at=timezone.now(), rounds=1, bets=len(bets) - len(held),
-        total_staked=total_staked, total_paid=total_paid, round_ids=[round_id],
+        worker=worker, started_at=started, finished_at=timezone.now(), rounds=len(outcome_by_round),
+        bets=settled.bets, total_staked=settled.staked, total_paid=settled.paid, round_ids=sorted(outcome_by_round),
         outcome=SettlementBatch.Outcome.OK, error=note,
     )
     actor = f"system:{worker}"
-    audit_record(actor=actor, action=AuditAction.ROUNDS_SETTLED, obj=batch,
-                 after={"rounds": batch.round_ids, "bets": batch.bets, "total_staked": str(total_staked),
-                        "total_paid": str(total_paid), "bet_by_bet": True, "held_bets": list(held)})
-    if held:
+    after = {"rounds": batch.round_ids, "bets": settled.bets, "total_staked": str(settled.staked),
+             "total_paid": str(settled.paid)}
+    if bet_by_bet is not None:
+        after |= {"bet_by_bet": True, "held_bets": list(settled.held)}
+    audit_record(actor=actor, action=AuditAction.ROUNDS_SETTLED, obj=batch, after=after)
+    for round_id, held in held_by_round.items():
         audit_record(actor=actor, action=AuditAction.BETS_HELD, object_type="round", object_id=str(round_id),
-                     after={"round": round_id, "held": {str(bet_id): reason for bet_id, reason in held.items()}})
+                     after={"round": round_id, "held": held})
     rounds_settled.send(sender=SettlementBatch, round_ids=batch.round_ids)
+    # Last: every batch of a game and day adds to the same aggregate rows, and holds them until it
+    # commits, so it takes them only when nothing is left to do but commit. Held bets count nowhere
+    # until resolved.
+    aggregates.record_settled_rounds(outcome_by_round)
     return batch
 
 
@@ -290,26 +286,22 @@ def _held_bet_try(*, bet_id: int, actor, reason: str):
     bet = Bet.objects.get(pk=bet_id)
     if bet.status != BetStatus.HELD:
         raise Conflict("status", f"Bet {bet_id} is {bet.get_status_display().lower()}, not held.", code="not_held")
-    returned = bet_return(bet.bet_type, bet.stake, round_.outcome, bet.multiplier)
-    status = STATUS_BY_SETTLEMENT_KIND[settlement_kind(bet.bet_type, round_.outcome)]
-    now = timezone.now()
-    try:
-        _bet_writes(bet_id, account_id, status, returned, balance, at=now, from_status=BetStatus.HELD)
-    except Exception as error:  # noqa: BLE001 - the bet stays held, with the new reason
-        if _connection_error(error):
-            raise
-        failure = hold_reason(error)
+    settled = _settle_bets([(bet_id, round_id, account_id, bet.bet_type, bet.stake, bet.multiplier)],
+                           {round_id: round_.outcome}, {account_id: balance}, at=timezone.now(), one_by_one=True,
+                           from_status=BetStatus.HELD)
+    if settled.held:  # the bet stays held, with the new reason
+        failure = settled.held[bet_id]
         Bet.objects.filter(pk=bet_id).update(hold_reason=failure)
         audit_record(actor=actor, action=AuditAction.BETS_HELD, obj=bet, reason=reason,
                      before={"hold_reason": bet.hold_reason}, after={"round": round_id, "hold_reason": failure})
         return failure
-    aggregates.record_resolved_bets([bet_id])  # counted now, as if settled with its round
     bet.refresh_from_db()
     audit_record(actor=actor, action=AuditAction.HELD_BET_SETTLED, obj=bet, reason=reason,
                  before={"status": BetStatus.HELD, "hold_reason": bet.hold_reason},
                  after={"status": bet.status, "payout": str(bet.payout), "round": round_id,
                         "outcome": round_.outcome})
     held_bet_settled.send(sender=Bet, bet=bet)
+    aggregates.record_resolved_bets([bet_id])  # last, as a batch's: counted now, as if settled with its round
     return bet
 
 

@@ -1,14 +1,12 @@
-"""Helpers of the aggregate and dashboard tests: the settlement path with the aggregates wired in,
+"""Helpers of the aggregate and dashboard tests: the settlement path (which keeps the aggregates),
 a controllable clock, random play through the real services, and a brute force over raw rows."""
 
-import inspect
 import random
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-from django.db import transaction
 from django.utils import timezone
 
 from games import services as game_services
@@ -18,28 +16,10 @@ from games.models import Bet, Round
 from settlement import aggregates, services
 from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 
-# Once settlement_run calls the aggregates itself, the tests use it as it is.
-WIRED = "aggregates.record_settled_rounds" in inspect.getsource(services.settlement_run)
-
 
 @pytest.fixture
-def settle(monkeypatch):
-    """settle(**kwargs) runs settlement batches until none is left, aggregates included.
-
-    Until the call is wired into settlement_run, settlement_run is wrapped here so that the
-    aggregates are recorded in the batch's own transaction, as the wired call will do.
-    """
-    if not WIRED:
-        original = services.settlement_run
-
-        def settlement_run(**kwargs):
-            with transaction.atomic():
-                batch = original(**kwargs)
-                if batch is not None:
-                    aggregates.record_settled_rounds(batch.round_ids)
-                return batch
-
-        monkeypatch.setattr(services, "settlement_run", settlement_run)
+def settle():
+    """settle(**kwargs) runs settlement batches until none is left, aggregates included."""
 
     def run(limit=None, round_ids=None):
         batches = []

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 from django.db import connections, transaction
 
-from games.errors import Conflict
+from core.errors import Conflict
 
 
 def together(calls):

@@ -3,7 +3,8 @@
 - The engine imports only the standard library (and itself).
 - Apps import one way: audit ← wallet ← games ← settlement; an app imports none to its right.
 - backoffice (presentation infrastructure) imports none of the apps, nor the site or benchmarks;
-  dbutils (database helpers of no app) imports none of our packages.
+  core (the shared kernel: errors, model updates, money) and dbutils (database helpers of no app)
+  import none of our packages.
 - Domain modules (models, services, selectors, locks, tasks, …) import no presentation: not the
   admin, api, forms, views, templatetags or exports of any app, nor backoffice.
 - No app imports the site package or the benchmarks.
@@ -18,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 APP_ORDER = ["audit", "wallet", "games", "settlement", "approvals", "alerts", "webhooks"]
-OURS = {*APP_ORDER, "backoffice", "dbutils", "baccarat_site", "benchmarks"}
+KERNEL = {"core", "dbutils"}  # below every app; each imports none of our packages
+OURS = {*APP_ORDER, "backoffice", *KERNEL, "baccarat_site", "benchmarks"}
 PRESENTATION_PARTS = {"admin", "api", "forms", "views", "templatetags", "exports", "dashboard"}
 DOMAIN_MODULES = {"models", "services", "selectors", "locks", "tasks", "writes", "aggregates", "receivers",
                   "signals", "choices", "validators", "fields", "chain", "context", "errors", "actions", "checks",
@@ -91,13 +93,16 @@ def test_an_app_imports_only_the_apps_below_it(app):
 
 def test_backoffice_imports_none_of_the_apps():
     for path in source_files("backoffice"):
-        wrong = sorted(module for module in imported_modules(path) if top(module) in OURS - {"backoffice", "dbutils"})
+        wrong = sorted(module for module in imported_modules(path) if top(module) in OURS - {"backoffice", *KERNEL})
         assert not wrong, f"{module_name(path)} imports {wrong}"
 
 
-def test_dbutils_imports_none_of_our_packages():
-    for path in source_files("dbutils"):
-        wrong = sorted(module for module in imported_modules(path) if top(module) in OURS - {"dbutils"})
+@pytest.mark.parametrize("package", sorted(KERNEL))
+def test_the_kernel_imports_none_of_our_packages(package):
+    paths = list(source_files(package))
+    assert paths
+    for path in paths:
+        wrong = sorted(module for module in imported_modules(path) if top(module) in OURS - {package})
         assert not wrong, f"{module_name(path)} imports {wrong}"
 
 

@@ -6,14 +6,11 @@ from django.db import migrations
 class AddConstraintNotValid(migrations.AddConstraint):
     """Add a CHECK that every new or changed row must pass, keeping the rows already there.
 
-    On PostgreSQL the constraint is added NOT VALID: rows written from now on are checked, rows an
-    earlier release accepted are kept as they are (an upgrade keeps every row). Elsewhere (the
-    embedded SQLite) it is added as usual.
+    The constraint is added NOT VALID: rows written from now on are checked, rows an earlier release
+    accepted are kept as they are (an upgrade keeps every row).
     """
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor != "postgresql":
-            return super().database_forwards(app_label, schema_editor, from_state, to_state)
         model = to_state.apps.get_model(app_label, self.model_name)
         if self.allow_migrate_model(schema_editor.connection.alias, model):
             schema_editor.execute(f"{self.constraint.create_sql(model, schema_editor)} NOT VALID")
@@ -23,9 +20,8 @@ class AlterForeignKeyIndex(migrations.AlterField):
     """Turn a foreign key's own single-column index off (or on), leaving its constraint alone.
 
     Django's AlterField drops and re-adds the foreign key constraint to change db_index (adding it
-    back checks every row of the table under a lock), and on SQLite rebuilds the table, which loses
-    its append-only triggers. Here only the index is dropped (or created), under the name Django
-    gave it.
+    back checks every row of the table under a lock). Here only the index is dropped (or created),
+    under the name Django gave it.
     """
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):

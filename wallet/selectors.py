@@ -1,26 +1,27 @@
-"""Reads of accounts and their ledger."""
+"""Reads of accounts and their ledger, each from the database alias ``using`` (the default unless told)."""
 
 from dataclasses import dataclass
 from decimal import Decimal
 
 from django.core.paginator import Paginator
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import QuerySet, Sum
 
 from wallet.models import Account, LedgerEntry
 
 
-def account_list() -> QuerySet[Account]:
-    return Account.objects.all()
+def account_list(*, using: str = DEFAULT_DB_ALIAS) -> QuerySet[Account]:
+    return Account.objects.using(using).all()
 
 
-def account_get(*, external_id: str) -> Account:
+def account_get(*, external_id: str, using: str = DEFAULT_DB_ALIAS) -> Account:
     """The account with this external id; Account.DoesNotExist when there is none."""
-    return Account.objects.get(external_id=external_id)
+    return Account.objects.using(using).get(external_id=external_id)
 
 
-def account_ledger(*, account: Account) -> QuerySet[LedgerEntry]:
+def account_ledger(*, account: Account, using: str = DEFAULT_DB_ALIAS) -> QuerySet[LedgerEntry]:
     """The account's ledger, newest entry first."""
-    return LedgerEntry.objects.filter(account=account).select_related("account").order_by("-id")
+    return LedgerEntry.objects.using(using).filter(account=account).select_related("account").order_by("-id")
 
 
 # --- Account history ----------------------------------------------------------------------------
@@ -53,18 +54,20 @@ class AccountHistory:
     discrepancies: int  # rows of this page whose balance after differs from the running sum
 
 
-def account_history(*, account: Account, page=1, per_page: int = HISTORY_PER_PAGE) -> AccountHistory:
+def account_history(*, account: Account, page=1, per_page: int = HISTORY_PER_PAGE,
+                    using: str = DEFAULT_DB_ALIAS) -> AccountHistory:
     """The account's ledger, oldest first, one page of it, each entry with its bet and the running sum.
 
     The running sum is exact (Decimal): the sum of all amounts before the page, from the database,
     plus the page's amounts in order.
     """
-    entries = LedgerEntry.objects.filter(account=account).order_by("id")
+    entries = LedgerEntry.objects.using(using).filter(account=account).order_by("id")
     page_obj = Paginator(entries, per_page).get_page(page)
     rows = list(page_obj.object_list)
     opening = Decimal("0.00")
     if rows:
-        before = LedgerEntry.objects.filter(account=account, id__lt=rows[0].pk).aggregate(total=Sum("amount"))
+        before = (LedgerEntry.objects.using(using).filter(account=account, id__lt=rows[0].pk)
+                  .aggregate(total=Sum("amount")))
         opening = before["total"] or Decimal("0.00")
     running, history = opening, []
     for entry in rows:
@@ -75,11 +78,11 @@ def account_history(*, account: Account, page=1, per_page: int = HISTORY_PER_PAG
 
 
 def account_ledger_discrepancies(*, account: Account, limit: int = DISCREPANCIES_SHOWN,
-                                 per_page: int = HISTORY_PER_PAGE) -> list[dict]:
+                                 per_page: int = HISTORY_PER_PAGE, using: str = DEFAULT_DB_ALIAS) -> list[dict]:
     """Walk the whole ledger of the account (streamed) and list the first ``limit`` entries whose
     balance after differs from the running sum, each with the history page it is on."""
     found, running = [], Decimal("0.00")
-    rows = (LedgerEntry.objects.filter(account=account).order_by("id")
+    rows = (LedgerEntry.objects.using(using).filter(account=account).order_by("id")
             .values_list("id", "amount", "balance_after"))
     for position, (entry_id, amount, balance_after) in enumerate(rows.iterator(chunk_size=2000)):
         running += amount

@@ -3,12 +3,13 @@
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.utils import timezone
 
 from audit.choices import AuditAction
 from audit.services import audit_record
 from audit.validators import required_reason
+from core.money import parse_money
 from wallet import locks, writes
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
@@ -26,7 +27,7 @@ def ledger_post(*, account: Account, bet_id: int | None, kind: str, amount: Deci
                                       balance_after=account.balance, reason=reason)
 
 
-def ledger_post_many(*, accounts: dict, postings: list) -> None:
+def ledger_post_many(*, accounts: dict, postings: list, using: str = DEFAULT_DB_ALIAS) -> None:
     """ledger_post for many postings at once, in their order, on locked accounts ({id: account}).
 
     postings: [(account id, bet id, kind, amount)], all of one kind. One UPDATE of the balances and
@@ -45,8 +46,8 @@ def ledger_post_many(*, accounts: dict, postings: list) -> None:
         if account.balance < 0:
             raise ValidationError({"amount": "The balance would go below zero."})
         entries.append((account_id, bet_id, amount, account.balance))
-    writes.set_balances({account_id: accounts[account_id].balance for account_id, *_rest in entries})
-    writes.insert_ledger_entries(entries, kind=kinds.pop(), created_at=timezone.now())
+    writes.set_balances({account_id: accounts[account_id].balance for account_id, *_rest in entries}, using=using)
+    writes.insert_ledger_entries(entries, kind=kinds.pop(), created_at=timezone.now(), using=using)
 
 
 def account_create(*, actor, external_id: str, currency: str = "USD") -> Account:
@@ -65,26 +66,10 @@ def account_create(*, actor, external_id: str, currency: str = "USD") -> Account
         raise
 
 
-def _parse_amount(amount) -> Decimal:
-    if isinstance(amount, float | bool):
-        raise ValidationError({"amount": "Send the amount as a decimal string."})
-    try:
-        value = Decimal(str(amount))
-    except ArithmeticError:
-        raise ValidationError({"amount": "Must be a decimal number."}) from None
-    if not value.is_finite():
-        raise ValidationError({"amount": "Must be a finite number."})
-    try:
-        validate_adjustment(value)
-    except ValidationError as error:
-        raise ValidationError({"amount": error.messages}) from None
-    return value
-
-
 @transaction.atomic
 def account_adjust(*, external_id: str, actor, amount, reason: str) -> LedgerEntry:
     """Credit (positive) or debit (negative) an account by hand, with a reason."""
-    amount = _parse_amount(amount)
+    amount = parse_money(amount, field="amount", validator=validate_adjustment)
     reason = required_reason(reason)
     account_id = Account.objects.filter(external_id=external_id).values_list("pk", flat=True).first()
     if account_id is None:

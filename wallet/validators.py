@@ -23,7 +23,7 @@ MAX_BALANCE = Decimal("999999999999.99")  # just under a trillion in the account
 MAX_STAKE = Decimal("1000000.00")  # a million in the game's currency, per bet
 
 CURRENCY_PATTERN = r"^[A-Z]{3}\Z"
-# The same rule as a database CHECK (PostgreSQL and SQLite regexes both read "$" as the end).
+# The same rule as a database CHECK (PostgreSQL's regexes read "$" as the end).
 CURRENCY_CHECK_PATTERN = r"^[A-Z]{3}$"
 
 validate_currency = RegexValidator(CURRENCY_PATTERN, "Enter an ISO 4217 code: three capital letters.")

@@ -1,8 +1,10 @@
 """The set-based money writes: the balances of many accounts, and many ledger entries, in one
 statement each, whatever their number. Settlement and bulk bets use them.
 
-On PostgreSQL the rows travel as arrays and are joined with ``unnest``; elsewhere (the embedded
-SQLite) Django's bulk operations do the same work in a few statements per thousand rows.
+The rows travel as arrays and are joined with ``unnest``: a shortcut around the ORM, with its
+off-switch, ``settings.BULK_WRITES_IN_ONE_STATEMENT``. Off, the plain path writes the same rows
+with Django's bulk_create and one UPDATE run for every balance (``dbutils.updates.update_rows``);
+tests/games/test_bet_paths.py holds the two equal.
 
 Each array travels as one array literal ('{1,2,3}'), built by ``str.join``: the driver then quotes
 one string instead of adapting every element (which cost more than the statements themselves for
@@ -11,7 +13,8 @@ batches of ten thousand rows).
 
 import re
 
-from django.db import connection
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from dbutils.updates import update_rows
 from wallet.models import Account, LedgerEntry
@@ -21,10 +24,6 @@ BULK_BATCH = 1000
 # Elements an array literal takes as they are: numbers and words, but not the word NULL.
 _ELEMENT = r"(?!(?i:null)(?:,|$))[A-Za-z0-9_.+-]+"
 _PLAIN_ELEMENTS = re.compile(rf"(?:{_ELEMENT}(?:,{_ELEMENT})*)?")
-
-
-def postgres() -> bool:
-    return connection.vendor == "postgresql"
 
 
 def array_literal(values) -> str:
@@ -41,13 +40,13 @@ def array_literal(values) -> str:
     return "{" + text + "}"
 
 
-def insert_ledger_entries(entries: list, *, kind: str, created_at) -> None:
+def insert_ledger_entries(entries: list, *, kind: str, created_at, using: str = DEFAULT_DB_ALIAS) -> None:
     """entries: [(account id, bet id, amount, balance after)], all of one ``kind`` and no reason."""
     if not entries:
         return
-    if postgres():
+    if settings.BULK_WRITES_IN_ONE_STATEMENT:
         account_ids, bet_ids, amounts, balances = (list(column) for column in zip(*entries, strict=True))
-        with connection.cursor() as cursor:
+        with connections[using].cursor() as cursor:
             cursor.execute(
                 f"""INSERT INTO {LedgerEntry._meta.db_table}
                         (account_id, bet_id, kind, amount, balance_after, reason, created_at)
@@ -58,7 +57,7 @@ def insert_ledger_entries(entries: list, *, kind: str, created_at) -> None:
                  array_literal(balances)],
             )
         return
-    LedgerEntry.objects.bulk_create(
+    LedgerEntry.objects.using(using).bulk_create(
         [LedgerEntry(account_id=account_id, bet_id=bet_id, kind=kind, amount=amount, balance_after=balance,
                      created_at=created_at)
          for account_id, bet_id, amount, balance in entries],
@@ -66,13 +65,13 @@ def insert_ledger_entries(entries: list, *, kind: str, created_at) -> None:
     )
 
 
-def set_balances(balances: dict) -> None:
+def set_balances(balances: dict, *, using: str = DEFAULT_DB_ALIAS) -> None:
     """balances: {account id: new balance} for accounts this transaction holds locked."""
     if not balances:
         return
-    if postgres():
+    if settings.BULK_WRITES_IN_ONE_STATEMENT:
         id_array = array_literal(balances)
-        with connection.cursor() as cursor:
+        with connections[using].cursor() as cursor:
             # "a.id = ANY(ids)" as well as the join: without it the planner may merge-join the
             # unnest with the whole primary key index, so each write would read every account.
             cursor.execute(
@@ -82,4 +81,4 @@ def set_balances(balances: dict) -> None:
                 [id_array, array_literal(balances.values()), id_array],
             )
         return
-    update_rows(Account, ["balance"], balances.items())
+    update_rows(Account, ["balance"], balances.items(), using=using)

@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 
 from backoffice.admin.base import BackOfficeAdmin, ReadOnlyAdmin
 from backoffice.admin.html import json_html, service_error_text
-from games.errors import Conflict
+from core.errors import Conflict
 from webhooks import services
 from webhooks.choices import EventType
 from webhooks.models import Delivery, DeliveryAttempt, Endpoint

@@ -23,7 +23,8 @@ from django.utils import timezone
 
 from audit.choices import AuditAction
 from audit.services import audit_record
-from games.errors import Conflict
+from core.errors import Conflict
+from core.services import model_update
 from webhooks.choices import DeliveryStatus
 from webhooks.models import Delivery, DeliveryAttempt, Endpoint, EndpointSecret, Event
 from webhooks.signals import deliveries_ready
@@ -63,13 +64,10 @@ def _lock_endpoint(endpoint_id: int) -> Endpoint:
 @transaction.atomic
 def endpoint_update(*, endpoint_id: int, actor, changes: dict) -> Endpoint:
     endpoint = _lock_endpoint(endpoint_id)
-    before = {name: getattr(endpoint, name) for name in changes}
-    for name, value in changes.items():
-        setattr(endpoint, name, value)
-    endpoint.full_clean()
-    endpoint.save()
-    audit_record(actor=actor, action=AuditAction.WEBHOOK_ENDPOINT_CHANGED, obj=endpoint, before=before,
-                 after={name: getattr(endpoint, name) for name in changes})
+    update = model_update(endpoint, changes)
+    if update:
+        audit_record(actor=actor, action=AuditAction.WEBHOOK_ENDPOINT_CHANGED, obj=endpoint, before=update.before,
+                     after=update.after)
     return endpoint
 
 
@@ -99,8 +97,8 @@ def valid_secrets(endpoint_id: int, now) -> list:
 # --- Recording events (inside the change's transaction) ---------------------------------------------
 
 def subscribers(event_type: str) -> list:
-    # Few endpoints, read whole: JSON containment is not portable to SQLite.
-    return [endpoint for endpoint in Endpoint.objects.filter(active=True) if event_type in endpoint.events]
+    """The active endpoints whose events (a JSON array of types) hold ``event_type``."""
+    return list(Endpoint.objects.filter(active=True, events__contains=[event_type]))
 
 
 def events_record(event_type: str, items: list) -> int:
@@ -113,8 +111,6 @@ def events_record(event_type: str, items: list) -> int:
     deliveries = Delivery.objects.bulk_create(
         Delivery(event=event, endpoint=endpoint, next_attempt_at=now) for event in events for endpoint in endpoints)
     ids = [delivery.pk for delivery in deliveries]
-    if None in ids:  # backends that return no ids from bulk_create: read them back
-        ids = list(Delivery.objects.filter(event__in=events).values_list("pk", flat=True))
     transaction.on_commit(lambda: deliveries_ready.send(sender=Delivery, delivery_ids=ids))
     return len(ids)
 

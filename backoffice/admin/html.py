@@ -57,7 +57,7 @@ def page_links(request, page, param: str) -> list:
 
 
 def money(value) -> str:
-    """An amount with its two decimal places (SQLite aggregates drop them)."""
+    """An amount with its two decimal places (0.00 for none)."""
     return f"{Decimal(value or 0):.2f}"
 
 

@@ -3,7 +3,7 @@
 Django's admin counts the rows of a list to number its pages: ``SELECT COUNT(*)`` of the filtered
 query, which on a table of a million bets reads all of them for every page view.
 ``CappedCountPaginator`` counts at most ``CAP`` + 1 rows instead (``SELECT COUNT(*) FROM (… LIMIT
-CAP + 1)``, which stops early). Beyond that, an unfiltered list of PostgreSQL takes the planner's
+CAP + 1)``, which stops early). Beyond that, an unfiltered list takes the planner's
 estimate of the table's rows (pg_class.reltuples, kept by autovacuum and ANALYZE), and a filtered
 list says "more than CAP" and offers its first CAP rows' pages: narrow the filter to see further.
 The count line of the list says which (templates/admin/pagination.html).
@@ -38,11 +38,12 @@ class CappedCountPaginator(Paginator):
 
     @staticmethod
     def _estimate(queryset):
-        """The planner's row estimate of the table, for an unfiltered list on PostgreSQL; else None."""
+        """The planner's row estimate of the table, for an unfiltered list (on the list's database);
+        else None."""
         query = queryset.query
-        connection = connections[queryset.db]
-        if connection.vendor != "postgresql" or query.where or query.distinct or query.combinator:
+        if query.where or query.distinct or query.combinator:
             return None
+        connection = connections[queryset.db]
         with connection.cursor() as cursor:
             cursor.execute("SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(%s)",
                            [connection.ops.quote_name(queryset.model._meta.db_table)])

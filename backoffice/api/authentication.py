@@ -1,5 +1,5 @@
 """Token authentication in one hand-written statement: the token, its user and the user's
-permissions; on PostgreSQL the row is kept between requests until any of them changes
+permissions; the row is kept between requests until any of them changes
 (backoffice.api.token_rows).
 
 Every endpoint checks a permission (RolePermission) and the throttle reads the role from the
@@ -10,11 +10,10 @@ builds its own token and user from the row).
 """
 
 import functools
-import json
 
 from django.contrib.auth.models import Group, Permission, User
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
@@ -22,14 +21,11 @@ from rest_framework.authtoken.models import Token
 from backoffice.api.token_rows import token_row
 from dbutils.rows import row_loader
 
-# A JSON array of the user's "app_label.codename" (NULL for none): both databases aggregate to JSON.
-_JSON_AGGREGATE = {"sqlite": "json_group_array", "postgresql": "json_agg"}
-
 
 def _permissions_of_u() -> str:
     """Every permission for a superuser, else those user ``u`` holds directly or by a group: what
-    ModelBackend.get_all_permissions reads."""
-    return f"""(SELECT {_JSON_AGGREGATE[connection.vendor]}(ct.app_label || '.' || p.codename)
+    ModelBackend.get_all_permissions reads, as a JSON array of "app_label.codename" (NULL for none)."""
+    return f"""(SELECT json_agg(ct.app_label || '.' || p.codename)
         FROM {Permission._meta.db_table} p JOIN {ContentType._meta.db_table} ct ON ct.id = p.content_type_id
         WHERE u.is_superuser
            OR p.id IN (SELECT permission_id FROM {User.user_permissions.through._meta.db_table} WHERE user_id = u.id
@@ -45,26 +41,24 @@ _USER_FIELDS = ("id", "username", "is_active", "is_staff", "is_superuser")
 
 
 @functools.cache
-def _token_statement() -> tuple[str, tuple]:
+def _token_statement(using: str = DEFAULT_DB_ALIAS) -> tuple[str, tuple]:
     token_fields = [field for field in Token._meta.concrete_fields if field.name in _TOKEN_FIELDS]
     user_fields = [field for field in User._meta.concrete_fields if field.name in _USER_FIELDS]
-    quote = connection.ops.quote_name
+    quote = connections[using].ops.quote_name
     columns = ", ".join([f"t.{quote(field.column)}" for field in token_fields]
                         + [f"u.{quote(field.column)}" for field in user_fields] + [_permissions_of_u()])
     sql = (f"SELECT {columns} FROM {Token._meta.db_table} t JOIN {User._meta.db_table} u ON u.id = t.user_id "
            f"WHERE t.{quote(Token._meta.pk.column)} = %s")
-    return sql, (row_loader(Token, token_fields, 0), row_loader(User, user_fields, len(token_fields)))
+    return sql, (row_loader(Token, token_fields, 0, using), row_loader(User, user_fields, len(token_fields), using))
 
 
-def _read_row(key: str) -> tuple | None:
-    with connection.cursor() as cursor:
-        cursor.execute(_token_statement()[0], [key])
+def _read_row(key: str, using: str = DEFAULT_DB_ALIAS) -> tuple | None:
+    with connections[using].cursor() as cursor:
+        cursor.execute(_token_statement(using)[0], [key])
         return cursor.fetchone()
 
 
-def _permission_set(value) -> set[str]:
-    if isinstance(value, str):  # SQLite hands JSON back as text; psycopg decodes it
-        value = json.loads(value)
+def _permission_set(value: list | None) -> set[str]:
     return set(value or ())
 
 

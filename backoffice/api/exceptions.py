@@ -1,9 +1,10 @@
 """Errors as JSON: every 4xx body names the field (or ``detail``) and the reason.
 
-The services raise Django's ValidationError (bad input, with a dict naming the field) and errors
-of their own that carry an HTTP ``status_code`` and a ``message_dict`` naming the field (such as
-games.errors.Conflict, a request at odds with the state of things: 409). DRF knows neither, so
-this handler turns them into JSON responses, and leaves every other error to DRF's own handler.
+The services raise Django's ValidationError (bad input, with a dict naming the field: 400) and the
+kernel's application errors (core.errors: a Conflict, a request at odds with the state of things,
+is a 409), each naming the field. DRF knows neither, so this handler turns them into JSON
+responses, the one place where an application error becomes an HTTP status, and leaves every
+other error to DRF's own handler.
 """
 
 from django.core.exceptions import NON_FIELD_ERRORS
@@ -13,6 +14,8 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
+
+from core.errors import ApplicationError, Conflict
 
 
 def validation_error_detail(error: DjangoValidationError) -> dict:
@@ -25,18 +28,17 @@ def validation_error_detail(error: DjangoValidationError) -> dict:
     return {api_settings.NON_FIELD_ERRORS_KEY: error.messages}
 
 
-def is_service_error(exc) -> bool:
-    """A service's error that says how to answer: an HTTP status and {field: [messages]}."""
-    return isinstance(getattr(exc, "status_code", None), int) and hasattr(exc, "message_dict") \
-        and not isinstance(exc, DjangoValidationError)
+# The HTTP status of each kind of application error (the most specific class that matches).
+APPLICATION_ERROR_STATUS = {Conflict: status.HTTP_409_CONFLICT, ApplicationError: status.HTTP_400_BAD_REQUEST}
 
 
 def error_status_and_body(exc) -> tuple[int, dict] | None:
     """(HTTP status, {field: [messages]}) for a service's error; None for any other exception."""
     if isinstance(exc, DjangoValidationError):
         return status.HTTP_400_BAD_REQUEST, validation_error_detail(exc)
-    if is_service_error(exc):
-        return exc.status_code, exc.message_dict
+    if isinstance(exc, ApplicationError):
+        code = next(code for kind, code in APPLICATION_ERROR_STATUS.items() if isinstance(exc, kind))
+        return code, exc.message_dict
     return None
 
 

@@ -9,12 +9,12 @@ socket is polled), and any notice empties what it keeps. A revoked token or a wi
 thus holds for every request that starts once PostgreSQL has delivered the notice: microseconds
 after the commit, a few milliseconds on a loaded machine.
 
-Nothing is kept on other databases (no notices), inside a transaction (PostgreSQL holds notices
-back until it ends, and a test's transaction never ends), on a connection closed after each request
-(CONN_MAX_AGE 0: the LISTEN would be a round trip more and nothing would be kept), with a psycopg
-that drops notices arriving during another query (before 3.2.4), or with API_TOKEN_CACHE_SIZE 0, as
-it must be behind a pooler in transaction mode (which would send the LISTEN to one server connection
-and the later queries to others). A row older than API_TOKEN_CACHE_SECONDS is read again whatever
+Nothing is kept inside a transaction (PostgreSQL holds notices back until it ends, and a test's
+transaction never ends), on a connection closed after each request (CONN_MAX_AGE 0: the LISTEN
+would be a round trip more and nothing would be kept), with a psycopg that drops notices arriving
+during another query (before 3.2.4), or with API_TOKEN_CACHE_SIZE 0, as it must be behind a pooler
+in transaction mode (which would send the LISTEN to one server connection and the later queries to
+others). A row older than API_TOKEN_CACHE_SECONDS is read again whatever
 the notices say. Notices that arrive while a connection serves other requests wait in psycopg's
 queue until its next token request or its end (CONN_MAX_AGE).
 """
@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import psycopg
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import pq
 
 CHANNEL = "auth_changed"
@@ -46,10 +46,11 @@ _NOTICES_KEPT = notices_kept_by(psycopg.__version__)
 _kept: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
 
 
-def _kept_rows() -> dict | None:
-    """This connection's kept rows, emptied if a notice came since the last request; None where
-    nothing may be kept."""
-    if (connection.vendor != "postgresql" or not _NOTICES_KEPT or settings.API_TOKEN_CACHE_SIZE <= 0
+def _kept_rows(using: str = DEFAULT_DB_ALIAS) -> dict | None:
+    """The kept rows of this thread's connection to ``using``, emptied if a notice came since the
+    last request; None where nothing may be kept."""
+    connection = connections[using]
+    if (not _NOTICES_KEPT or settings.API_TOKEN_CACHE_SIZE <= 0
             or connection.settings_dict["CONN_MAX_AGE"] == 0 or connection.in_atomic_block):
         return None
     # What Django does before a request's first query: a connection the server closed is replaced.
@@ -70,10 +71,10 @@ def _kept_rows() -> dict | None:
     return kept
 
 
-def token_row(key: str, read: Callable[[str], tuple | None]) -> tuple | None:
-    """``read(key)``'s row for the token, or the one kept since an earlier request. An unknown key's
-    answer (None) is not kept: a client guessing keys fills nothing."""
-    kept = _kept_rows()
+def token_row(key: str, read: Callable[[str], tuple | None], using: str = DEFAULT_DB_ALIAS) -> tuple | None:
+    """``read(key)``'s row for the token (read from ``using``), or the one kept since an earlier
+    request. An unknown key's answer (None) is not kept: a client guessing keys fills nothing."""
+    kept = _kept_rows(using)
     if kept is None:
         return read(key)
     now = time.monotonic()

@@ -27,8 +27,15 @@ ERRORS = {
 NOT_FOUND = {404: OpenApiResponse(description="No such object.")}
 CONFLICT = {409: OpenApiResponse(description="At odds with the state of things: {field: [reason]}.")}
 READ_ERRORS = {code: ERRORS[code] for code in (401, 403)}
-HELD = {202: OpenApiResponse(description='Needs a second person: {"approval": {...}} of the pending request; '
-                                         "nothing took effect yet (see /api/v1/approvals/).")}
+# The answer of an action held for a second person. Its body's serializer belongs to the approvals
+# app, above the apps whose views answer it: that app gives it when it starts (document_held).
+HELD = {202: OpenApiResponse(description="Needs a second person: the pending request; nothing took effect yet "
+                                         "(see /api/v1/approvals/).")}
+
+
+def document_held(serializer_class) -> None:
+    """Document the 202 body of every view that declares ``HELD`` with ``serializer_class``."""
+    HELD[202].response = serializer_class
 
 
 def get_or_404(selector, **kwargs):

@@ -15,9 +15,9 @@ from backoffice.admin.base import BackOfficeAdmin
 from backoffice.admin.html import admin_url, changelist_url, service_error_messages, service_error_text
 from backoffice.approval_gate import Held, submit
 from backoffice.formatting import EMPTY, timestamp
+from core.errors import Conflict
 from games import selectors, services
 from games.choices import RoundStatus
-from games.errors import Conflict
 from games.forms import GameInstanceForm, RotateSeedForm, rtp_policy_from, rtp_preview
 from games.models import GameInstance, Round, SeedPair
 

@@ -20,12 +20,12 @@ from backoffice.admin.html import admin_url, changelist_url, link, money, query_
 from backoffice.admin.search import matching_ids
 from backoffice.approval_gate import Held, submit
 from backoffice.formatting import EMPTY
+from core.errors import Conflict
 from games import selectors, services
 from games.admin.bet import BetInline
 from games.admin.cards import card_html, cards_html, dealt_positions, hand_html, round_result
 from games.choices import BetStatus, RoundStatus
 from games.engine import third_card_reasons
-from games.errors import Conflict
 from games.exports import ROUNDS_EXPORT
 from games.forms import RoundRecallForm
 from games.models import Bet, GameInstance, Round, SeedPair

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from backoffice.admin.filters import IndexedValuesFieldListFilter
 from backoffice.admin.html import service_error_messages, service_error_text
-from games.errors import Conflict
+from core.errors import Conflict
 from games.models import GameInstance, Round
 from tests.admin.helpers import admin_url
 from wallet.models import Account

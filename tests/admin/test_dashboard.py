@@ -184,6 +184,5 @@ def test_audit_filters_list_every_value(as_admin, world):
     assert isinstance(action, IndexedValuesFieldListFilter)
     expected = sorted(set(AuditEvent.objects.values_list("action", flat=True)))
     assert list(action.lookup_choices) == expected
-    if connection.vendor == "postgresql":
-        assert distinct_values_by_index(connection, "games_auditevent", "action") == expected
-        assert distinct_values_by_index(connection, "games_auditevent", "action", limit=2) == expected[:2]
+    assert distinct_values_by_index(connection, "games_auditevent", "action") == expected
+    assert distinct_values_by_index(connection, "games_auditevent", "action", limit=2) == expected[:2]

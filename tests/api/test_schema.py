@@ -56,3 +56,19 @@ def test_the_docs_open_with_an_introduction(api_as):
                   "## Idempotency keys", "idempotency_key", "## Errors", '400 {"stake"', "X-Request-ID",
                   "## Provably fair (PF-1)", "server_seed_hash"):
         assert topic in description, topic
+
+
+def test_an_action_held_for_a_second_person_documents_its_202_body(api_as, operator, funded_account):
+    schema = api_as(None).get("/api/schema/", {"format": "json"}).json()
+    components = schema["components"]["schemas"]
+    for path, method in (("/api/v1/games/{slug}/", "patch"), ("/api/v1/rounds/{round_id}/void/", "post"),
+                         ("/api/v1/accounts/{external_id}/adjust/", "post")):
+        held = schema["paths"][path][method]["responses"]["202"]
+        assert held["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ApprovalHeld"}, path
+    assert components["ApprovalHeld"]["properties"] == {"approval": {"$ref": "#/components/schemas/Approval"}}
+    # The body answered is the one documented.
+    funded_account("whale", "0.00")
+    response = api_as(operator).post("/api/v1/accounts/whale/adjust/", {"amount": "50000.00", "reason": "jackpot"})
+    assert response.status_code == 202
+    assert set(response.json()) == set(components["ApprovalHeld"]["required"])
+    assert set(response.json()["approval"]) == set(components["Approval"]["properties"])

@@ -7,9 +7,9 @@ from django.core.management import call_command
 from django.db import ProgrammingError, connection, transaction
 
 from audit.services import audit_head_sign, audit_record
+from dbutils.postgresql import urls as database_urls
 from tests import app_role
 from tests.audit.helpers import sequence_all
-from tests.conftest import service_missing
 
 pytestmark = pytest.mark.services
 # A role of this test's own beside the pass's (both cluster-wide: named after $TEST_APP_ROLE).
@@ -26,9 +26,8 @@ def app_connection(postgres, funded_account):
     audit_head_sign()
     with app_role.as_owner():
         call_command("db_roles", ROLE, "--password", PASSWORD)
-    settings = connection.settings_dict
-    app = psycopg.connect(host=settings["HOST"], port=settings["PORT"] or 5432, dbname=settings["NAME"],
-                          user=ROLE, password=PASSWORD, autocommit=True)
+    app = psycopg.connect(**database_urls.conninfo(connection.settings_dict, user=ROLE, password=PASSWORD),
+                          autocommit=True)
     yield app
     app.close()
     with app_role.as_owner(), connection.cursor() as cursor:
@@ -74,8 +73,6 @@ def test_running_it_again_updates_the_role(app_connection):
 def assert_the_application_role_runs_the_test():
     """The connection (and the services called through it) is the application role's, which may
     not rewrite history."""
-    if connection.vendor != "postgresql":
-        service_missing("needs PostgreSQL: run with DATABASE_URL=postgres://...")
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_user")
         assert cursor.fetchone() == (app_role.APP_ROLE,)

@@ -15,25 +15,19 @@ from audit.services import audit_head_sign, audit_record, audit_sequence
 from games import services
 
 pytestmark = pytest.mark.django_db
-APPEND_ONLY = ("games_auditevent", "audit_auditleaf", "audit_auditnode", "audit_audithead")
 
 
 @contextmanager
 def as_insider():
     """What an attacker with the database's superuser rights can do: write around the triggers
-    (and the foreign keys). On PostgreSQL the test must run as the owner (``owner`` marker): the
-    application's role may not even try."""
+    (and the foreign keys). The test must run as the owner (``owner`` marker): the application's
+    role may not even try."""
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET session_replication_role = replica")
-            try:
-                yield cursor
-            finally:
-                cursor.execute("SET session_replication_role = DEFAULT")
-        else:
-            for table in APPEND_ONLY:
-                cursor.execute(f"DROP TRIGGER IF EXISTS {table}_append_only")
+        cursor.execute("SET session_replication_role = replica")
+        try:
             yield cursor
+        finally:
+            cursor.execute("SET session_replication_role = DEFAULT")
 
 
 @pytest.fixture

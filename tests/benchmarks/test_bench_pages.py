@@ -1,18 +1,9 @@
-"""bench_pages: refuses anything but PostgreSQL, and never touches the configured database."""
+"""bench_pages: never touches the configured database."""
 
 import pytest
-from django.core.management import CommandError, call_command
-from django.db import connection
 
 from benchmarks.pages.database import bench_database_name
 from benchmarks.pages.report import percentile
-
-
-def test_refuses_sqlite(db):
-    if connection.vendor != "sqlite":
-        pytest.skip("the refusal is for the embedded SQLite; on PostgreSQL the command would run for minutes")
-    with pytest.raises(CommandError, match="needs PostgreSQL"):
-        call_command("bench_pages", "--bets", "100", "--rounds", "50")
 
 
 def test_its_own_database():

@@ -1,8 +1,7 @@
 """The benchmarks' SQL of the expected settlement agrees exactly with the engine, on this database.
 
 Each value goes through a CAST to its model column's type on the database under test, so the
-expressions see what they see in the benchmarks: an exact numeric on PostgreSQL, and on SQLite the
-floating-point number Django stores for a decimal.
+expressions see what they see in the benchmarks: an exact numeric.
 """
 
 from decimal import Decimal

@@ -86,8 +86,7 @@ def test_operator_changes_the_tie_multiplier_with_a_reason_and_finds_the_audit_e
     shot("4-tie-8-no-warning")
 
     # The reason, then save. Leaving the tie field sends one more preview (its change event): it is
-    # answered before the save, as a person would see it (on the embedded SQLite's in-memory test
-    # database, a read still running beside the save's write could stall both).
+    # answered before the save, as a person would see it.
     with page.expect_response(lambda response: "/rtp-preview/" in response.url):
         page.locator("#id_reason").fill(reason)
     shot("5-reason-entered")

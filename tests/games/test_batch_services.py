@@ -10,9 +10,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from audit.models import AuditEvent
+from core.errors import Conflict
 from games import locks, services
 from games.choices import GameStatus, RoundStatus
-from games.errors import Conflict
 from games.models import Bet, Round, SeedPair
 from games.signals import round_dealt
 from wallet.models import Account, LedgerEntry

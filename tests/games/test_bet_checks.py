@@ -1,7 +1,8 @@
-"""On PostgreSQL a bet's checks are part of its one write statement (games/writes.py), while the
-embedded SQLite and every refusal's wording use the Python checks (games.services._refusal). These
-tests hold the two to the same answers: the statement writes a bet exactly when the Python checks
-find nothing to refuse, and a refused bet is refused with the error they name.
+"""A bet's checks are part of its one write statement (games/writes.py), while the plain path
+(settings.BET_IN_ONE_STATEMENT off) and every refusal's wording use the Python checks
+(games.services._refusal). These tests hold the two to the same answers, either way: a bet is
+written exactly when the Python checks find nothing to refuse, and a refused bet is refused with the
+error they name.
 """
 
 from decimal import Decimal
@@ -10,12 +11,13 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from core.errors import Conflict
 from games import selectors, services
 from games.choices import BetType, GameStatus, Outcome, RoundStatus
-from games.errors import Conflict
 from games.models import Bet, GameInstance, Round
 from wallet.models import Account, LedgerEntry
 
@@ -65,9 +67,12 @@ def _refusal_words(error) -> tuple:
     return "invalid", error.message_dict
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.mark.parametrize("in_one_statement", [True, False], ids=["one statement", "plain path"])
+@hypothesis_settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(situation=situations())
-def test_the_statement_writes_exactly_when_the_python_checks_pass(postgres, game, integration, situation):
+def test_the_statement_writes_exactly_when_the_python_checks_pass(postgres, settings, game, integration,
+                                                                   in_one_statement, situation):
+    settings.BET_IN_ONE_STATEMENT = in_one_statement
     try:
         with transaction.atomic():
             round_ = services.round_open(game_id=game.pk, actor=integration)

@@ -1,8 +1,9 @@
 """Bet intake under races, on the real PostgreSQL: many connections at once, each in its own thread.
 
-The round is held FOR SHARE by bets and FOR UPDATE by deal and void (games/locks.py); the balance
-by the account's row; the idempotency key by the unique (client, key). These tests show each holds
-when requests arrive together, and count the statements of a new bet.
+The round is held FOR SHARE by bets and FOR NO KEY UPDATE by deal and void (games/locks.py); the
+balance by the account's row; the idempotency key by the unique (client, key). These tests show each
+holds when requests arrive together, single bets both through their one statement and through the
+plain path (``bet_path``), and count the statements of a new bet.
 """
 
 import threading
@@ -18,9 +19,9 @@ from django.test.utils import CaptureQueriesContext
 from audit.choices import AuditAction
 from audit.context import request_context
 from audit.models import AuditEvent, AuditLeaf
+from core.errors import Conflict
 from games import services
 from games.choices import BetStatus, RoundStatus
-from games.errors import Conflict
 from games.models import Bet, Round
 from settlement.services import settlement_sweep
 from tests.audit.helpers import sequence_all
@@ -29,6 +30,12 @@ from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(params=[True, False], ids=["one statement", "plain path"])
+def bet_path(request, settings):
+    """Single bets through their one statement, or through the plain path (BET_IN_ONE_STATEMENT off)."""
+    settings.BET_IN_ONE_STATEMENT = request.param
 
 
 def place(round_id, client, key, account="p1", stake="10.00", bet_type="PLAYER"):
@@ -45,7 +52,7 @@ def assert_ledger_matches_balances():
 
 
 def test_many_bets_of_one_account_on_one_round_spend_its_balance_exactly_once(postgres, game, integration,
-                                                                              funded_account):
+                                                                              funded_account, bet_path):
     funded_account("p1", "100.00")
     round_ = services.round_open(game_id=game.pk, actor=integration)
     outcomes = together([place(round_.pk, integration, f"k{index}") for index in range(16)])
@@ -59,7 +66,7 @@ def test_many_bets_of_one_account_on_one_round_spend_its_balance_exactly_once(po
     assert_ledger_matches_balances()
 
 
-def test_bets_of_many_accounts_on_one_round_go_on_together(postgres, game, integration, funded_account):
+def test_bets_of_many_accounts_on_one_round_go_on_together(postgres, game, integration, funded_account, bet_path):
     for index in range(12):
         funded_account(f"p{index}", "50.00")
     round_ = services.round_open(game_id=game.pk, actor=integration)
@@ -71,7 +78,7 @@ def test_bets_of_many_accounts_on_one_round_go_on_together(postgres, game, integ
 
 @pytest.mark.parametrize("closing", ["deal", "void"])
 def test_a_round_that_closes_while_bets_arrive_takes_none_after_it(postgres, game, integration, operator,
-                                                                  funded_account, closing):
+                                                                  funded_account, closing, bet_path):
     """Every bet is either in the round before it closed (and so settled or refunded with it) or refused."""
     for index in range(8):
         funded_account(f"p{index}", "1000.00")
@@ -118,7 +125,7 @@ def test_a_round_that_closes_while_bets_arrive_takes_none_after_it(postgres, gam
 
 
 def test_the_same_key_in_single_and_bulk_requests_at_once_is_one_bet(postgres, game, integration,
-                                                                    funded_account):
+                                                                    funded_account, bet_path):
     funded_account("p1", "1000.00")
     round_ = services.round_open(game_id=game.pk, actor=integration)
     shared = {"account_external_id": "p1", "bet_type": "BANKER", "stake": "10.00", "idempotency_key": "shared"}

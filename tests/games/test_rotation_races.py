@@ -9,9 +9,9 @@ import time
 import pytest
 from django.db import connection
 
+from core.errors import Conflict
 from games import locks, services
 from games.choices import RoundStatus
-from games.errors import Conflict
 from games.models import Round, SeedPair
 from settlement.receivers import dealt_rounds_left_to_the_sweep
 from tests.races import held_open

@@ -8,10 +8,10 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.services import audit_sequence
+from core.errors import Conflict
 from games import services
 from games.choices import BetStatus, GameStatus, RoundStatus
 from games.engine import play_round, server_seed_hash
-from games.errors import Conflict
 from games.models import Bet, GameInstance, Round, SeedPair
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry

@@ -1,18 +1,17 @@
 """A real failure of one account's writes, for the tests of held bets.
 
-On PostgreSQL a trigger on the accounts table refuses any credit to that account (a stake, a
-debit, still goes through, so bets can be placed while it is there); elsewhere (the embedded
-SQLite) settlement's balance write is made to raise for that account, the same error at the same
-place. ``remove()`` takes the fault away, as an operator would once its cause is fixed.
+A trigger on the accounts table refuses any credit to that account (a stake, a debit, still goes
+through, so bets can be placed while it is there). ``remove()`` takes the fault away, as an
+operator would once its cause is fixed. Creating the trigger takes the tables' owner (the test's
+``owner`` mark).
 """
 
 from datetime import UTC, datetime
 
 import pytest
-from django.db import IntegrityError, connection
+from django.db import connection
 from django.utils import timezone
 
-from settlement import writes
 from wallet.models import Account
 
 MESSAGE = "account frozen by the test"
@@ -22,43 +21,29 @@ _TRIGGER = "test_refuse_credit_trigger"
 
 class AccountFault:
     def __init__(self, monkeypatch, account_id: int):
-        self.monkeypatch = monkeypatch
-        self.account_id = account_id
+        self.account_id = account_id  # (monkeypatch: no longer used, kept for the callers)
         self.installed = False
-        self.original = writes.set_balances
 
     def install(self) -> "AccountFault":
-        if connection.vendor == "postgresql":
-            table = Account._meta.db_table
-            with connection.cursor() as cursor:
-                cursor.execute(f"""
-                    CREATE OR REPLACE FUNCTION {_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
-                    BEGIN
-                        RAISE EXCEPTION '{MESSAGE} (%)', NEW.id;
-                    END $$""")
-                cursor.execute(f"""
-                    CREATE TRIGGER {_TRIGGER} BEFORE UPDATE ON {table} FOR EACH ROW
-                    WHEN (NEW.id = {int(self.account_id)} AND NEW.balance > OLD.balance)
-                    EXECUTE FUNCTION {_FUNCTION}()""")
-        else:
-            def set_balances(balances):
-                if self.account_id in balances:
-                    raise IntegrityError(f"{MESSAGE} ({self.account_id})")
-                return self.original(balances)
-
-            self.monkeypatch.setattr(writes, "set_balances", set_balances)
+        with connection.cursor() as cursor:
+            cursor.execute(f"""
+                CREATE OR REPLACE FUNCTION {_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    RAISE EXCEPTION '{MESSAGE} (%)', NEW.id;
+                END $$""")
+            cursor.execute(f"""
+                CREATE TRIGGER {_TRIGGER} BEFORE UPDATE ON {Account._meta.db_table} FOR EACH ROW
+                WHEN (NEW.id = {int(self.account_id)} AND NEW.balance > OLD.balance)
+                EXECUTE FUNCTION {_FUNCTION}()""")
         self.installed = True
         return self
 
     def remove(self) -> None:
         if not self.installed:
             return
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(f"DROP TRIGGER IF EXISTS {_TRIGGER} ON {Account._meta.db_table}")
-                cursor.execute(f"DROP FUNCTION IF EXISTS {_FUNCTION}()")
-        else:
-            self.monkeypatch.setattr(writes, "set_balances", self.original)
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TRIGGER IF EXISTS {_TRIGGER} ON {Account._meta.db_table}")
+            cursor.execute(f"DROP FUNCTION IF EXISTS {_FUNCTION}()")
         self.installed = False
 
 
@@ -71,7 +56,7 @@ BETS = [("alice", "PLAYER", "10.00"), ("bob", "BANKER", "10.00"), ("carol", "PLA
 @pytest.fixture
 def held_round(game, integration, funded_account, monkeypatch):
     """A dealt round of three accounts, carol's credits refused, settled by a sweep (on the clock of
-    the aggregate tests: whole milliseconds, so the settlement lag is exact on SQLite too)."""
+    the aggregate tests)."""
     from settlement import services
     from tests.aggregates_helpers import Clock
     from tests.settlement.test_services import open_round_with_bets

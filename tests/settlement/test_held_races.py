@@ -14,7 +14,7 @@ from tests.settlement.test_services import assert_ledger_invariant, open_round_w
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry
 
-# On PostgreSQL the fault is a trigger on the accounts table, which only the tables' owner may create.
+# The fault is a trigger on the accounts table, which only the tables' owner may create.
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pytest.mark.owner]
 
 

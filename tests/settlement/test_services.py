@@ -11,10 +11,10 @@ from hypothesis.extra.django import TestCase as HypothesisTestCase
 
 from audit.models import AuditEvent
 from backoffice.roles import Role
+from core.errors import Conflict
 from games import services as game_services
 from games.choices import BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
-from games.errors import Conflict
 from games.models import Bet, Round
 from settlement import services
 from settlement.models import SettlementBatch
@@ -50,7 +50,10 @@ def open_round_with_bets(game, integration, stakes):
 
 
 class TestSettlementRun:
-    def test_settles_every_bet_with_the_engine_payout_once(self, game, integration, funded_account):
+    @pytest.mark.parametrize("one_statement", [True, False], ids=["one_statement", "plain_path"])
+    def test_settles_every_bet_with_the_engine_payout_once(self, game, integration, funded_account, settings,
+                                                           one_statement):
+        settings.SETTLEMENT_BETS_IN_ONE_STATEMENT = one_statement
         for name in ("a", "b", "c"):
             funded_account(name, "1000.00")
         rounds = [

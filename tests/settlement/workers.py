@@ -14,13 +14,13 @@ import time
 from contextlib import contextmanager, suppress
 from decimal import Decimal
 from pathlib import Path
-from urllib.parse import quote
 
 import psycopg
 from django.db import connection
 from django.db.models import Sum
 from kombu import pools as kombu_pools
 
+from dbutils.postgresql import urls as database_urls
 from games.choices import BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
 from games.models import Bet, Round
@@ -57,25 +57,12 @@ def conninfo(application_name: str = "", *, owner: bool = False) -> dict:
     """psycopg connection arguments for the test database (pytest-django's, e.g. test_baccarat), as
     the tests log in (the application role), or as the tables' owner."""
     settings = app_role.owner_settings() if owner else connection.settings_dict
-    info = {"dbname": settings["NAME"], "user": settings["USER"] or "postgres", "host": settings["HOST"] or "",
-            "port": str(settings["PORT"] or "")}
-    if settings["PASSWORD"]:
-        info["password"] = settings["PASSWORD"]
-    if application_name:
-        info["application_name"] = application_name
-    return {key: value for key, value in info.items() if value != ""}
+    return database_urls.conninfo(settings, **({"application_name": application_name} if application_name else {}))
 
 
 def database_url(application_name: str) -> str:
     """The worker's DATABASE_URL: the test database, its sessions named ``application_name``."""
-    settings = connection.settings_dict
-    credentials = quote(settings["USER"] or "postgres", safe="")
-    if settings["PASSWORD"]:
-        credentials += ":" + quote(settings["PASSWORD"], safe="")
-    host = settings["HOST"] or "127.0.0.1"
-    port = settings["PORT"] or "5432"
-    return (f"postgres://{credentials}@{host}:{port}/{quote(settings['NAME'], safe='')}"
-            f"?application_name={quote(application_name, safe='')}")
+    return database_urls.to_url(connection.settings_dict, application_name=application_name)
 
 
 def query(sql: str, params=None, *, owner: bool = False) -> list:

@@ -11,9 +11,9 @@ every permission a group or user held is still held (by permission id: a moved m
 changes app label, not id), the audit chain and the daily aggregates check out, and the current ORM
 reads the money consistently.
 
-Needs the real PostgreSQL (``services``); the database is its own ($TEST_UPGRADE_DATABASE_URL),
-created and dropped here. Nothing from the project's apps is imported here: they move between
-releases.
+The database is its own ($TEST_UPGRADE_DATABASE_URL, by default ``baccarat_test_upgrade`` on the
+tests' server), created and dropped here. Nothing from the project's apps is imported here: they move
+between releases.
 """
 
 import io
@@ -28,6 +28,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from dbutils.postgresql import urls as database_urls
+from tests import app_role
 from tests.conftest import service_missing
 from tests.upgrade import snapshot
 
@@ -39,8 +41,6 @@ PREVIOUS_RELEASE = "00777c0"
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUN_TREE = Path(__file__).resolve().parent / "run_tree.py"
-DATABASE_URL = os.environ.get("TEST_UPGRADE_DATABASE_URL",
-                              "postgres://postgres@127.0.0.1:5432/baccarat_test_upgrade")
 DEMO_ROUNDS = 300
 COMMAND_TIMEOUT = 300  # seconds, per manage.py command
 
@@ -128,17 +128,19 @@ def maintenance(url: str) -> psycopg.Connection:
 
 
 @pytest.fixture
-def upgrade_database():
+def upgrade_database(django_db_setup):
     """A fresh database of this test's own, dropped afterwards."""
-    name = sql.Identifier(database_name(DATABASE_URL))
+    url = os.environ.get("TEST_UPGRADE_DATABASE_URL") or database_urls.to_url(
+        app_role.owner_settings(), name="baccarat_test_upgrade")
+    name = sql.Identifier(database_name(url))
     try:
-        with maintenance(DATABASE_URL) as conn:
+        with maintenance(url) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
             conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
     except psycopg.OperationalError as error:
-        service_missing(f"needs PostgreSQL at {DATABASE_URL} (TEST_UPGRADE_DATABASE_URL): {error}")
-    yield DATABASE_URL
-    with maintenance(DATABASE_URL) as conn:
+        service_missing(f"needs PostgreSQL at {url} (TEST_UPGRADE_DATABASE_URL): {error}")
+    yield url
+    with maintenance(url) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
 
 

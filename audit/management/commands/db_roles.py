@@ -6,24 +6,25 @@ DELETE; never TRUNCATE, TRIGGER, REFERENCES or ownership, so it can neither rewr
 switch off the triggers. Run it after every ``migrate`` (new tables need their grants).
 """
 
-from django.core.management.base import BaseCommand, CommandError
-from django.db import connection, transaction
+from django.core.management.base import BaseCommand
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from psycopg import sql
 
 READ_ONLY_TABLES = {"django_migrations"}
 
 
 class Command(BaseCommand):
-    help = "Create or update the application's login role with only what the application needs (PostgreSQL)."
+    help = "Create or update the application's login role with only what the application needs."
 
     def add_arguments(self, parser):
         parser.add_argument("role", help="the application role, e.g. baccarat_app")
         parser.add_argument("--password", required=True)
+        parser.add_argument("--database", default=DEFAULT_DB_ALIAS,
+                            help="the database alias to grant on (connected as the tables' owner)")
 
-    def handle(self, *args, role, password, **options):
-        if connection.vendor != "postgresql":
-            raise CommandError("db_roles needs PostgreSQL (DATABASE_URL of the tables' owner).")
-        with transaction.atomic(), connection.cursor() as cursor:
+    def handle(self, *args, role, password, database, **options):
+        connection = connections[database]
+        with transaction.atomic(using=database), connection.cursor() as cursor:
             cursor.execute("SELECT tgrelid::regclass::text FROM pg_trigger WHERE tgname LIKE '%%\\_append\\_only'")
             append_only = {row[0] for row in cursor.fetchall()}
             cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role])

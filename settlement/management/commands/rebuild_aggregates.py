@@ -1,6 +1,6 @@
 """Recompute the daily aggregates from the raw rounds and bets, and say where the stored ones differ.
 
-    manage.py rebuild_aggregates [--check]
+    manage.py rebuild_aggregates [--check] [--database ALIAS]
 
 Both ways compare first, set-based (the raw data's aggregates EXCEPT the stored rows, and back).
 With --check nothing is written and the command fails (exit status 1) when any table differs;
@@ -10,6 +10,7 @@ without it the stored aggregates are replaced by the recomputed ones in one tran
 from time import perf_counter
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DEFAULT_DB_ALIAS
 
 from settlement import aggregates
 
@@ -24,10 +25,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--check", action="store_true",
                             help="compare only: write nothing, exit 1 when the stored aggregates differ")
+        parser.add_argument("--database", default=DEFAULT_DB_ALIAS, help="the database alias (default: default)")
 
     def handle(self, *args, **options):
         started = perf_counter()
-        results = aggregates.check()
+        results = aggregates.check(using=options["database"])
         for result in results:
             if result.agrees:
                 self.stdout.write(f"{result.label}: {result.stored:,} rows stored, {result.computed:,} from the raw "
@@ -48,6 +50,6 @@ class Command(BaseCommand):
             self.stdout.write(f"The aggregates agree with the raw data ({checked}).")
             return
         started = perf_counter()
-        counts = aggregates.rebuild()
+        counts = aggregates.rebuild(using=options["database"])
         rows = ", ".join(f"{label} {count:,}" for label, count in counts.items())
         self.stdout.write(f"Rebuilt from the raw data in {perf_counter() - started:.2f} s: {rows} rows.")

@@ -46,9 +46,9 @@ from rest_framework.authtoken.models import Token
 
 from audit.services import audit_sequencing_deferred
 from backoffice.roles import Role, sync_role_groups
+from core.errors import Conflict
 from games import services
 from games.choices import BetType, GameStatus, RoundStatus
-from games.errors import Conflict
 from games.management.commands.create_staff_user import create_staff_user
 from games.models import GameInstance, Round
 from settlement.receivers import dealt_rounds_left_to_the_sweep
@@ -271,9 +271,9 @@ class Command(BaseCommand):
 def queries_unlogged():
     """While the demo is written, queries are not kept in ``connection.queries``.
 
-    ``make run`` sets DEBUG, under which Django logs every query, and on SQLite quotes each one's
-    parameters with a query of its own: half the statements of the demo would only feed a log that
-    nobody reads. The queries themselves are the same.
+    ``make run`` sets DEBUG, under which Django logs every query, each one's SQL composed with its
+    parameters: work that would only feed a log that nobody reads. The queries themselves are the
+    same.
     """
     connection.make_debug_cursor = connection.make_cursor
     try:

@@ -278,9 +278,9 @@ def test_the_demo_holds_what_it_always_held(transactional_db, monkeypatch):
 def test_plays_rounds_together_in_few_statements(transactional_db):
     """Rounds are opened, bet on and dealt together by the set-based services, a few statements
     each whatever the number of rounds. Round by round, the same demo took about 24 statements a
-    round (6,357 for these 260, on SQLite); now about 7, most of them for what comes between rounds
-    (top-ups, voids, rotations) and the settlement. On PostgreSQL each round also passes its gate
-    (games/locks.py), one statement each, when its bets are placed and when it is dealt."""
+    round; now about 7, most of them for what comes between rounds (top-ups, voids, rotations) and
+    the settlement, and each round also passes its gate (games/locks.py), one statement each, when
+    its bets are placed and when it is dealt."""
     statements = []
 
     def counted(execute, sql, params, many, context):
@@ -291,5 +291,4 @@ def test_plays_rounds_together_in_few_statements(transactional_db):
     with connection.execute_wrapper(counted):
         seed(rounds=ROUNDS + 200)
     assert Round.objects.exclude(status=RoundStatus.OPEN).count() == ROUNDS + 200
-    per_round = 8 if connection.vendor == "sqlite" else 10
-    assert len(statements) < per_round * (ROUNDS + 200)
+    assert len(statements) < 10 * (ROUNDS + 200)
