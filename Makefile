@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 # after it. Set (postgres://user@host:port/name): pytest-django creates test_<name> on that server.
 TEST_DATABASE_URL ?=
 # With DATABASE_URL unset, `make run` serves on the checkout's embedded PostgreSQL (.data/postgres)
-# and stops that server when it stops.
+# and stops that server when it stops (exec: make's SIGTERM reaches the wrapper, not only its shell).
 EMBEDDED_RUN = $(if $(DATABASE_URL),,$(PY) -m dbutils.embedded_server run --)
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -54,7 +54,7 @@ migrate: install
 
 run: migrate
 	DEBUG=1 $(PY) manage.py seed_demo --server $(HOST):$(PORT) --server-starts
-	DEBUG=1 $(EMBEDDED_RUN) $(PY) manage.py runserver $(HOST):$(PORT)
+	DEBUG=1 exec $(EMBEDDED_RUN) $(PY) manage.py runserver $(HOST):$(PORT)
 
 # Stops the checkout's embedded PostgreSQL, where a manage.py command left it running.
 db-stop:

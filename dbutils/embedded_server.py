@@ -188,8 +188,10 @@ def run(command: list, data_dir: Path | None = None, *, temporary: bool = False)
     try:
         url = start(data_dir, throwaway=temporary)
         child = subprocess.Popen(command, env={**os.environ, "DATABASE_URL": url})
+        # Either signal ends the command with a SIGTERM, which a program started in the background
+        # (its SIGINT ignored) still heeds; Django's autoreloader then ends its server child too.
         for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda received, _frame: child.send_signal(received))
+            signal.signal(signum, lambda _signum, _frame: child.terminate())
         return child.wait()
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
