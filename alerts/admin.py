@@ -1,6 +1,8 @@
-"""Alerts in the admin: the list (unresolved first), acknowledging and resolving with a note, and the
-panel of unresolved alerts at the top of the operations dashboard."""
+"""Alerts in the admin: the list (unresolved first), acknowledging and resolving with a note, the
+panel of unresolved alerts at the top of the operations dashboard; and the periodic tasks, whose
+changes carry a reason into the audit trail."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote
 from django.core.exceptions import ValidationError
@@ -8,11 +10,14 @@ from django.http import HttpResponseRedirect
 from django.template.loader import render_to_string
 from django.urls import path
 from django.utils.html import format_html
+from django_celery_beat.admin import PeriodicTaskAdmin, PeriodicTaskForm
+from django_celery_beat.models import PeriodicTask
 
-from alerts import selectors, services
+from alerts import schedules, selectors, services
 from alerts.choices import AlertStatus
 from alerts.forms import NoteForm
 from alerts.models import Alert
+from audit.validators import required_reason
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import changelist_url, json_html, object_url, service_error_text
 from backoffice.formatting import EMPTY
@@ -107,6 +112,44 @@ class AlertAdmin(ReadOnlyAdmin):
                  name=self.url_name("resolve")),
             *super().get_urls(),
         ]
+
+
+class AuditedPeriodicTaskForm(PeriodicTaskForm):
+    """django_celery_beat's form with the reason every change carries, refusing what would switch off
+    a task the audit log or the alerts depend on (alerts.schedules)."""
+
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+                             help_text="Why the task changes; recorded in the audit trail with the change.")
+
+    def clean_reason(self):
+        return required_reason(self.cleaned_data.get("reason"))
+
+    def _post_clean(self):
+        super()._post_clean()  # the instance as it would be saved
+        if not self.errors:
+            before = PeriodicTask.objects.filter(pk=self.instance.pk).first() if self.instance.pk else None
+            refused = schedules.refusal(before, self.instance)
+            if refused:
+                self.add_error("enabled" if "enabled" in self.fields else None, refused)
+
+
+admin.site.unregister(PeriodicTask)
+
+
+@admin.register(PeriodicTask)
+class AuditedPeriodicTaskAdmin(PeriodicTaskAdmin):
+    """Periodic tasks: each change saved with its reason and audit event (alerts.services); no bulk
+    enable, disable or toggle (they would carry no reason) and no deletion (disable a task instead)."""
+
+    form = AuditedPeriodicTaskForm
+    actions = ("run_tasks",)
+    fieldsets = (*PeriodicTaskAdmin.fieldsets, ("Reason", {"fields": ("reason",)}))
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        services.periodic_task_save(task=obj, actor=request.user, reason=form.cleaned_data["reason"])
 
 
 def open_alerts_panel(request) -> str:

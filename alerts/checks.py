@@ -15,10 +15,12 @@ from fractions import Fraction
 from django.conf import settings
 from django.db.models import Count, F, Min, Sum
 from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
 
+from alerts import schedules
 from alerts.choices import AlertKind, AlertSeverity
 from audit.models import AuditEvent
-from audit.selectors import audit_chain_check
+from audit.selectors import audit_chain_check, audit_unverified_heads
 from audit.verification import check_log
 from games.choices import BetStatus, RoundStatus
 from games.engine import exact_odds
@@ -93,8 +95,8 @@ def audit_chain() -> list:
 
 
 def audit_pending() -> list:
-    """Committed events the sequencer has not placed in the log for too long (a stalled sequencer,
-    or a transaction left open somewhere on the database server holding its horizon back)."""
+    """Events the sequencer has not placed in the log for too long (a stalled sequencer, or the
+    transaction that wrote them left open: only its own events wait for it)."""
     waiting = AuditEvent.objects.filter(leaf__isnull=True).aggregate(oldest=Min("created_at"), count=Count("id"))
     if waiting["oldest"] is None:
         return []
@@ -105,6 +107,51 @@ def audit_pending() -> list:
                     f"{waiting['count']} audit event(s) wait for the sequencer; the oldest for {age:.0f} s "
                     f"(threshold {settings.ALERT_AUDIT_PENDING_SECONDS} s).",
                     {"pending_events": waiting["count"], "oldest_wait_seconds": round(age)}, recurring=True)]
+
+
+def audit_heads() -> list:
+    """Stored tree heads whose signature does not hold under the public key (a row written by
+    someone without the signing key): never shown or used, and named here."""
+    forged = audit_unverified_heads()
+    if not forged:
+        return []
+    sizes = [head.tree_size for head in forged]
+    return [Finding(AlertKind.AUDIT_HEADS, "heads", AlertSeverity.CRITICAL,
+                    f"{len(forged)} stored audit head(s) do not verify with the public key (tree sizes "
+                    f"{', '.join(map(str, sizes[:10]))}{'…' if len(sizes) > 10 else ''}): they are ignored; "
+                    "someone wrote them without the signing key.",
+                    {"head_ids": [head.pk for head in forged], "tree_sizes": sizes}, recurring=True)]
+
+
+def periodic_tasks() -> list:
+    """The periodic tasks the audit log and the alerts depend on (alerts.schedules) are there,
+    enabled, and ran within their interval plus ALERT_PERIODIC_TASK_GRACE_SECONDS (beat records each
+    run in the task's last_run_at every few minutes). Only where beat runs them: with a broker."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return []
+    now, problems = timezone.now(), []
+    tasks = {task.name: task for task in
+             PeriodicTask.objects.filter(name__in=schedules.DEPENDED_ON).select_related("interval")}
+    for name, celery_task in schedules.DEPENDED_ON.items():
+        task = tasks.get(name)
+        if task is None or task.task != celery_task:
+            problems.append(f"“{name}” ({celery_task}) is missing")
+            continue
+        if not task.enabled:
+            problems.append(f"“{name}” is disabled")
+            continue
+        every = schedules.interval_seconds(task) or 86400
+        if every > schedules.MAX_INTERVAL_SECONDS:
+            problems.append(f"“{name}” runs only every {every:.0f} s")
+            continue
+        last = task.last_run_at or task.date_changed
+        if last is not None and (now - last).total_seconds() > every + settings.ALERT_PERIODIC_TASK_GRACE_SECONDS:
+            problems.append(f"“{name}” last ran {(now - last).total_seconds():.0f} s ago (every {every:.0f} s)")
+    if not problems:
+        return []
+    return [Finding(AlertKind.PERIODIC_TASKS, "beat", AlertSeverity.CRITICAL,
+                    f"Periodic tasks the audit log or the alerts depend on are not running: {'; '.join(problems)}.",
+                    {"problems": problems}, recurring=True)]
 
 
 def _recent_days():
@@ -214,6 +261,10 @@ CHECKS = {
     "rtp_bands": rtp_bands,
     "large_payouts": large_payouts,
     "audit_pending": audit_pending,
+    "audit_heads": audit_heads,
+    "periodic_tasks": periodic_tasks,
     "audit_chain": audit_chain,
 }
 FREQUENT = [name for name in CHECKS if name != "audit_chain"]
+# The hourly task runs these: the two alert tasks watch that the other still runs.
+HOURLY = ["audit_chain", "periodic_tasks"]

@@ -7,6 +7,8 @@ class AlertKind(models.TextChoices):
     HELD_BETS = "held_bets", "Bets held for operators"
     AUDIT_CHAIN = "audit_chain", "Audit log verification failed"
     AUDIT_PENDING = "audit_pending", "Audit events waiting for the sequencer"
+    AUDIT_HEADS = "audit_heads", "Audit heads that do not verify"
+    PERIODIC_TASKS = "periodic_tasks", "Periodic tasks of the audit log or alerts not running"
     OUTCOME_TEST = "outcome_test", "A day's outcomes off the published odds"
     RTP_BAND = "rtp_band", "Actual RTP outside its plausible band"
     LARGE_PAYOUT = "large_payout", "Large single payout"

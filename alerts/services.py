@@ -7,10 +7,13 @@ app writes its outbox rows there) and emails ALERT_EMAIL_RECIPIENTS once the tra
 import logging
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django_celery_beat.models import PeriodicTask
 
+from alerts import schedules
 from alerts.checks import CHECKS, Finding
 from alerts.choices import AlertStatus
 from alerts.models import Alert
@@ -74,6 +77,25 @@ def alerts_check(names=None) -> dict:
         opened = sum(alert_raise(finding)[1] for finding in findings)
         summary[name] = (len(findings), opened)
     return summary
+
+
+@transaction.atomic
+def periodic_task_save(*, task: PeriodicTask, actor, reason: str) -> PeriodicTask:
+    """Save a periodic task as an operator changed it (or created it), with its audit event and the
+    reason; a change that would switch off a task the audit log or the alerts depend on is refused
+    (ValidationError naming the field ``enabled``), and so is a change with no reason."""
+    reason = required_reason(reason)
+    before = PeriodicTask.objects.select_for_update().filter(pk=task.pk).first() if task.pk else None
+    refused = schedules.refusal(before, task)
+    if refused:
+        raise ValidationError({"enabled": [refused]})
+    task.save()
+    after = schedules.state(task)
+    previous = schedules.state(before) if before is not None else None
+    if previous != after:
+        audit_record(actor=actor, action=AuditAction.PERIODIC_TASK_CHANGED, object_type="periodictask",
+                     object_id=str(task.pk), before=previous, after=after, reason=reason)
+    return task
 
 
 def _locked(alert_id: int) -> Alert:

@@ -1,5 +1,6 @@
-"""The four-eyes queue in the admin: each request with its diff (and, for a game, the exact return to
-player before and after), approved or rejected with a reason by a second person."""
+"""The four-eyes queue in the admin: each request with its diff beside the current values (and, for a
+game, the exact return to player before and after), approved or rejected with a reason by a second
+person; the Approve… and Reject… buttons show only to those who may use them."""
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote
@@ -9,6 +10,7 @@ from django.urls import path
 from django.utils.html import format_html, format_html_join
 
 from approvals import selectors, services
+from approvals.actions import KINDS
 from approvals.choices import ApprovalAction, ApprovalStatus
 from approvals.models import Approval
 from audit.forms import ReasonForm
@@ -21,6 +23,8 @@ from games.models import GameInstance, Round
 from wallet.models import Account
 
 OBJECT_MODELS = {"gameinstance": GameInstance, "round": Round, "account": Account}
+GAME_ACTIONS = (ApprovalAction.GAME_UPDATE, ApprovalAction.GAME_ACTIVATE, ApprovalAction.GAME_CREATE)
+APPROVE_PERMISSION = "approvals.approve_approval"
 
 
 class StatusFilter(admin.SimpleListFilter):
@@ -51,6 +55,21 @@ def _value(value) -> str:
     return EMPTY if value in (None, "") else str(value)
 
 
+def _current_values(approval) -> dict:
+    """The values now of what the request changes, as its ``changes`` word them ({} for a new game)."""
+    if not approval.object_id:
+        return {}
+    model = OBJECT_MODELS.get(approval.object_type)
+    obj = model.objects.filter(pk=approval.object_id).first() if model else None
+    if obj is None:
+        return {}
+    if isinstance(obj, GameInstance):
+        return obj.configuration()
+    if isinstance(obj, Round):
+        return {"status": obj.status}
+    return {"balance": obj.balance}
+
+
 @admin.register(Approval)
 class ApprovalAdmin(ReadOnlyAdmin):
     list_display = ("id", "action", "object_link", "status_shown", "summary", "proposed_by", "proposed_at",
@@ -58,7 +77,7 @@ class ApprovalAdmin(ReadOnlyAdmin):
     list_filter = (StatusFilter, "action")
     list_select_related = ("proposed_by", "decided_by")
     fields = ("id", "action", "object_link", "status_shown", "diff", "rtp_before_after", "reason", "proposed_by",
-              "proposed_at", "expires_at", "decided_by", "decided_at", "decision_reason", "decide")
+              "proposed_at", "expires_at", "decided_by", "decided_at", "decision_reason")
     readonly_fields = fields
 
     # Displays.
@@ -69,6 +88,8 @@ class ApprovalAdmin(ReadOnlyAdmin):
 
     @admin.display(description="Object")
     def object_link(self, obj):
+        if not obj.object_id:  # a game not created yet
+            return f"new game {obj.payload.get('slug')}"
         model = OBJECT_MODELS[obj.object_type]
         return format_html('<a href="{}">{} {}</a>', object_url(model, obj.object_id), model._meta.verbose_name,
                            obj.object_id)
@@ -85,26 +106,38 @@ class ApprovalAdmin(ReadOnlyAdmin):
 
     @admin.display(description="Diff")
     def diff(self, obj):
+        """Each field: the value the request was proposed against, the proposal, and the value now (a
+        field of a game that changed since is flagged: approving is refused; an adjustment is a credit
+        or debit of the balance of the moment)."""
+        now = _current_values(obj)
+        checked = KINDS[obj.action].moved is not None
         rows = []
         for name, value in obj.changes.items():
             before, after = (value.get("before"), value.get("after")) if isinstance(value, dict) else ("", value)
-            rows.append((name.replace("_", " "), _value(before), _value(after)))
+            current = now.get(name, "")
+            moved = checked and isinstance(value, dict) and name in now and str(current) != str(before)
+            rows.append(("pf-moved" if moved else "", name.replace("_", " "), _value(before), _value(after),
+                         _value(current) if name in now else "", " (changed since proposed)" if moved else ""))
         return format_html(
-            '<table class="pf-table pf-diff"><thead><tr><th>Field</th><th>Before</th><th>After</th></tr></thead>'
-            "<tbody>{}</tbody></table>",
-            format_html_join("", "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td></tr>", rows),
+            '<table class="pf-table pf-diff"><thead><tr><th>Field</th><th>Proposed against</th><th>Proposed</th>'
+            "<th>Now</th></tr></thead><tbody>{}</tbody></table>",
+            format_html_join("", '<tr class="{}"><th scope="row">{}</th><td>{}</td><td>{}</td>'
+                                 "<td>{}<strong>{}</strong></td></tr>", rows),
         )
 
     @admin.display(description="Return to player (exact), before → after")
     def rtp_before_after(self, obj):
-        if obj.action != ApprovalAction.GAME_UPDATE:
+        if obj.action not in GAME_ACTIONS:
             return EMPTY
-        game = GameInstance.objects.filter(pk=obj.object_id).first()
+        game = GameInstance.objects.filter(pk=obj.object_id).first() if obj.object_id else GameInstance()
         if game is None:
             return EMPTY
         fields = ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier")
-        before = {name: obj.changes.get(name, {}).get("before", getattr(game, name)) for name in fields}
-        after = {name: obj.changes.get(name, {}).get("after", before[name]) for name in fields}
+        # A new game's changes are its values (no before: its figures show on both sides).
+        changes = {name: value if isinstance(value, dict) else {"before": value, "after": value}
+                   for name, value in obj.changes.items()}
+        before = {name: changes.get(name, {}).get("before", getattr(game, name)) for name in fields}
+        after = {name: changes.get(name, {}).get("after", before[name]) for name in fields}
         previews = [rtp_preview(decks=values["decks"], player=values["player_multiplier"],
                                 banker=values["banker_multiplier"], tie=values["tie_multiplier"])
                     for values in (before, after)]
@@ -119,17 +152,27 @@ class ApprovalAdmin(ReadOnlyAdmin):
                                  "<td>{} % <small>({})</small></td></tr>", rows),
         )
 
-    @admin.display(description="Decide")
-    def decide(self, obj):
-        if obj.current_status != ApprovalStatus.PENDING:
-            return EMPTY
-        return format_html('<a class="button" href="{}">Approve…</a> <a class="button" href="{}">Reject…</a>',
-                           self.own_url("approve", quote(obj.pk)), self.own_url("reject", quote(obj.pk)))
-
-    # Deciding.
+    # Deciding: the buttons show only to those who may use them.
 
     def has_approve_approval_permission(self, request, obj=None):
-        return request.user.has_perm("approvals.approve_approval")
+        return request.user.has_perm(APPROVE_PERMISSION)
+
+    def may_approve(self, request, obj) -> bool:
+        """Approve… is offered to a second person holding "approve" and the action's own permission."""
+        return (obj.current_status == ApprovalStatus.PENDING and self.has_approve_approval_permission(request, obj)
+                and request.user.has_perm(KINDS[obj.action].permission) and obj.proposed_by_id != request.user.pk)
+
+    def may_reject(self, request, obj) -> bool:
+        return obj.current_status == ApprovalStatus.PENDING and self.has_approve_approval_permission(request, obj)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = dict(extra_context or {})
+        approval = self.get_object(request, object_id)
+        if approval is not None and self.may_approve(request, approval):
+            extra_context["approve_url"] = self.own_url("approve", quote(approval.pk))
+        if approval is not None and self.may_reject(request, approval):
+            extra_context["reject_url"] = self.own_url("reject", quote(approval.pk))
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def _decision_view(self, request, approval, *, verb):
         form = ReasonForm(request.POST or None)
@@ -153,7 +196,7 @@ class ApprovalAdmin(ReadOnlyAdmin):
         return self.action_form_response(
             request, title=f"{verb.capitalize()} request #{approval.pk}", form=form, objects=[], original=approval,
             details=[("Action", approval.get_action_display()), ("Proposed by", approval.proposed_by),
-                     ("Reason", approval.reason), ("Change", self.summary(approval))],
+                     ("Reason", approval.reason), ("Change", self.diff(approval))],
             submit_label=verb.capitalize(),
             description="Approving applies the change now, checked again against the current state; nobody "
                         "approves their own request." if verb == "approve" else
@@ -169,9 +212,11 @@ class ApprovalAdmin(ReadOnlyAdmin):
     def get_urls(self):
         return [
             path("<path:object_id>/approve/", self.object_view(self.approve_view,
-                                                               self.has_approve_approval_permission),
+                                                               self.has_approve_approval_permission,
+                                                               APPROVE_PERMISSION),
                  name=self.url_name("approve")),
-            path("<path:object_id>/reject/", self.object_view(self.reject_view, self.has_approve_approval_permission),
+            path("<path:object_id>/reject/", self.object_view(self.reject_view, self.has_approve_approval_permission,
+                                                              APPROVE_PERMISSION),
                  name=self.url_name("reject")),
             *super().get_urls(),
         ]

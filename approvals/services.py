@@ -3,9 +3,13 @@
 A held request is validated in full first by running its service in a transaction that is rolled
 back (the same checks as when it runs for real; nothing is written, no side effect is enqueued).
 Approving calls the service again inside the approval's transaction, against the state of that
-moment: if it no longer applies, nothing changes and the answer is a Conflict. The approver needs the
-permission of the action itself as well as "approve": approving must not let anyone apply what they
-could not do directly.
+moment: if it no longer applies, or a field it changes no longer holds the value it was proposed
+against, nothing changes and the answer is a Conflict. The approver needs the permission of the action
+itself as well as "approve": approving must not let anyone apply what they could not do directly.
+
+Whether a request needs a second person is decided under the locks of what the decision reads
+(approvals.actions.lock_for), and a request that needs nobody runs in that same transaction
+(approval_submit): a void decided on an OPEN round cannot void the round a deal commits meanwhile.
 """
 
 from datetime import timedelta
@@ -16,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import locks
-from approvals.actions import KINDS, kind_needing_approval
+from approvals.actions import KINDS, kind_needing_approval, kinds_enabled, lock_for
 from approvals.choices import ApprovalStatus
 from approvals.models import Approval
 from audit.choices import AuditAction
@@ -40,14 +44,29 @@ def _dry_run(service, **kwargs) -> None:
         pass
 
 
-def approval_gate(service, *, actor, reason, **arguments) -> Approval | None:
-    """A pending approval when this call of ``service`` needs a second person; None when it may run now."""
-    kind = kind_needing_approval(service, arguments)
-    if kind is None:
-        return None
-    _dry_run(service, actor=actor, reason=reason, **arguments)  # raises what the service would raise
-    reason = required_reason(reason)
+def approval_submit(service, *, actor, reason, **arguments):
+    """Hold this call of ``service`` for a second person when it needs one, else run it now:
+    (pending approval, None) or (None, what the service returned). One transaction: the decision's
+    locks are held until the service has run (or the request is stored)."""
+    if not kinds_enabled(service):
+        return None, service(actor=actor, reason=reason, **arguments)
     with transaction.atomic():
+        approval = approval_gate(service, actor=actor, reason=reason, **arguments)
+        if approval is not None:
+            return approval, None
+        return None, service(actor=actor, reason=reason, **arguments)
+
+
+def approval_gate(service, *, actor, reason, **arguments) -> Approval | None:
+    """A pending approval when this call of ``service`` needs a second person; None when it may run now
+    (decided under the locks of what the decision reads, which the caller's transaction keeps)."""
+    with transaction.atomic():
+        lock_for(service, arguments)
+        kind = kind_needing_approval(service, arguments)
+        if kind is None:
+            return None
+        _dry_run(service, actor=actor, reason=reason, **arguments)  # raises what the service would raise
+        reason = required_reason(reason)
         now = timezone.now()
         approval = Approval.objects.create(
             action=kind.action, object_type=kind.object_type, object_id=kind.object_id(arguments),
@@ -91,15 +110,44 @@ def approval_approve(*, approval_id: int, actor, reason: str):
                                    f"apply it yourself ({kind.permission}), which you do not hold.")
         try:
             with transaction.atomic():
-                result = kind.service(**kind.arguments(approval.payload), actor=actor,
+                arguments = kind.arguments(approval.payload)
+                kind.lock(arguments)
+                _check_not_moved(approval, kind, arguments)
+                result = kind.service(**arguments, actor=actor,
                                       reason=f"{approval.reason} (approval #{approval.pk}, proposed by "
                                              f"{approval.proposed_by.get_username()})")
         except (ValidationError, Conflict, ObjectDoesNotExist) as error:
+            if isinstance(error, Moved):
+                raise
             raise Conflict("approval", f"The request no longer applies: {_error_text(error)}",
                            code="approval_no_longer_applies") from None
+        if not approval.object_id:  # a new game: its id, now that it exists
+            approval.object_id = str(result.pk)
+            approval.save(update_fields=["object_id"])
         _decide(approval, actor=actor, status=ApprovalStatus.APPLIED, reason=reason,
                 audit_action=AuditAction.APPROVAL_APPLIED)
         return approval, result
+
+
+class Moved(Conflict):
+    """Fields the request changes hold other values than those it was proposed against (409 naming each)."""
+
+    def __init__(self, moved: dict):
+        super().__init__("approval", f"The request no longer applies: {', '.join(moved)} changed since it was "
+                                     "proposed.", code="approval_stale")
+        self.moved = moved
+
+    @property
+    def message_dict(self) -> dict:
+        return {"approval": [self.message], **{name: [why] for name, why in self.moved.items()}}
+
+
+def _check_not_moved(approval: Approval, kind, arguments: dict) -> None:
+    """Refuse to apply over newer state: each field the request changes must still hold the value it
+    was proposed against (read under the kind's lock), or a change made since would be overwritten."""
+    moved = kind.moved(approval.changes, arguments) if kind.moved is not None else {}
+    if moved:
+        raise Moved(moved)
 
 
 @transaction.atomic

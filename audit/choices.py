@@ -39,3 +39,4 @@ class AuditAction(models.TextChoices):
     WEBHOOK_SECRET_ROTATED = "webhook.secret_rotated", "Webhook secret rotated"
     WEBHOOK_REDELIVERED = "webhook.redelivered", "Webhook redelivered"
     LOGIN_LOCKED_OUT = "auth.locked_out", "User name locked out after failed log-ins"
+    PERIODIC_TASK_CHANGED = "periodic_task.changed", "Periodic task changed"

@@ -5,10 +5,13 @@ A head signs the RFC 6962 TreeHeadSignature structure: version v1 (0), signature
 Ed25519. ``key_id`` is the SHA-256 of the raw 32-byte public key. The private key comes from
 AUDIT_SIGNING_KEY (base64 of the 32-byte private key) or AUDIT_SIGNING_KEY_FILE (PEM, or that
 base64), never from the database; with DEBUG and no key, a key file is made once for development.
+Heads are checked with the public key alone: AUDIT_PUBLIC_KEY (base64 of the raw 32 bytes), or the
+signing key's when only that is set; an auditor needs nothing secret.
 """
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import os
@@ -55,8 +58,37 @@ def signing_key() -> Ed25519PrivateKey:
     return _from_text(path.read_bytes())
 
 
+def _raw_public(key: Ed25519PrivateKey) -> bytes:
+    return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def parse_public_key(text: str) -> bytes:
+    """The raw 32 bytes of an Ed25519 public key given as base64; ValueError if it is not one."""
+    try:
+        raw = base64.b64decode(text.strip(), validate=True)
+        Ed25519PublicKey.from_public_bytes(raw)
+    except (binascii.Error, ValueError):
+        raise ValueError("an Ed25519 public key is base64 of its raw 32 bytes") from None
+    return raw
+
+
+def _configured_public_key() -> bytes | None:
+    if not settings.AUDIT_PUBLIC_KEY:
+        return None
+    try:
+        return parse_public_key(settings.AUDIT_PUBLIC_KEY)
+    except ValueError as error:
+        raise ImproperlyConfigured(f"AUDIT_PUBLIC_KEY: {error}.") from None
+
+
 def public_key_bytes() -> bytes:
-    return signing_key().public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    """The key that checks every head: AUDIT_PUBLIC_KEY, or else the signing key's public half."""
+    configured = _configured_public_key()
+    if configured is not None:
+        return configured
+    if not (settings.AUDIT_SIGNING_KEY or settings.AUDIT_SIGNING_KEY_FILE):
+        raise ImproperlyConfigured("Set AUDIT_PUBLIC_KEY (or the signing key) to check audit tree heads.")
+    return _raw_public(signing_key())
 
 
 def public_key_b64() -> str:
@@ -69,7 +101,11 @@ def key_id(public_key: bytes) -> str:
 
 def sign(tree_size: int, root_hash_hex: str, timestamp: int) -> dict:
     key = signing_key()
-    public = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    public = _raw_public(key)
+    configured = _configured_public_key()
+    if configured is not None and configured != public:
+        raise ImproperlyConfigured("The audit signing key is not the one AUDIT_PUBLIC_KEY names: its heads "
+                                   "would not verify.")
     signature = key.sign(signed_message(tree_size, root_hash_hex, timestamp))
     return {"tree_size": tree_size, "root_hash": root_hash_hex, "timestamp": timestamp,
             "signature": base64.b64encode(signature).decode("ascii"), "key_id": key_id(public)}
@@ -104,6 +140,39 @@ def parse_head(text: str) -> dict:
     except (ValueError, TypeError):
         raise ValueError("root_hash must be 64 hex digits") from None
     return head
+
+
+@functools.lru_cache(maxsize=4096)
+def _holds(public_key: bytes, *values) -> bool:
+    return signature_holds(dict(zip(HEAD_KEYS, values, strict=True)), public_key)
+
+
+def head_verifies(head: dict) -> bool:
+    """The head is signed by the configured key (False when no key is configured at all). A head
+    never changes: the answer is remembered for the same head and key."""
+    try:
+        public_key = public_key_bytes()
+    except ImproperlyConfigured:
+        return False
+    try:
+        return _holds(public_key, *(head[key] for key in HEAD_KEYS))
+    except (KeyError, TypeError):
+        return False
+
+
+def published_heads(directory: str | Path) -> list[tuple[str, dict | None]]:
+    """The heads published to ``directory`` (the head sink), as (file name, head), oldest first; the
+    head is None where the file is not a head. No directory, no heads."""
+    sink = Path(directory)
+    if not sink.is_dir():
+        return []
+    found = []
+    for path in sorted(sink.glob("head-*.json")):
+        try:
+            found.append((path.name, parse_head(path.read_text())))
+        except (OSError, ValueError, UnicodeDecodeError):
+            found.append((path.name, None))
+    return found
 
 
 def publish(head: dict) -> Path:

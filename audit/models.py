@@ -11,7 +11,7 @@ hex_hash = RegexValidator(HASH_HEX, "A SHA-256 hash as 64 lower-case hex digits.
 
 class CurrentTransactionId(Func):
     """The inserting transaction's 64-bit id (PostgreSQL's xid8 as a bigint), as a column default:
-    the sequencer takes an event only once every transaction up to its id has ended."""
+    the sequencer takes an event only once its transaction has ended (audit.sequencer)."""
 
     template = "(pg_current_xact_id()::text::bigint)"
     output_field = models.BigIntegerField()
@@ -139,11 +139,16 @@ class AuditHead(models.Model):
 
 
 class AuditSequencerState(models.Model):
-    """The sequencer's one row: how many leaves the log has, and the transaction horizon below which
-    every event is sequenced. Its row lock lets one sequencer run at a time."""
+    """The sequencer's one row: how many leaves the log has, and the transactions it has settled:
+    every one below ``horizon`` but those in ``open_xacts`` (still running at its last run) has had
+    its events sequenced. Its row lock lets one sequencer run at a time."""
 
     tree_size = models.BigIntegerField(default=0)
-    horizon = models.BigIntegerField(default=0, help_text="Every event of a transaction below it is sequenced.")
+    horizon = models.BigIntegerField(
+        default=0, help_text="Every event of a transaction below it, but those in open_xacts, is sequenced.")
+    open_xacts = models.JSONField(
+        default=list, blank=True,
+        help_text="Transactions below the horizon still running at the last run (any database of the server).")
 
     def __str__(self):
         return f"sequencer at {self.tree_size} leaves"

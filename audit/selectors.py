@@ -2,9 +2,7 @@
 
 Each reads from the database alias ``using`` (the default unless told)."""
 
-from functools import partial
-
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
 from django.db import DEFAULT_DB_ALIAS
 from django.db.models import OuterRef, QuerySet, Subquery
 
@@ -20,12 +18,35 @@ class ProofError(Conflict):
     log rather than malformed, so the API answers 409; the message names the field."""
 
 
+# Heads looked at, newest first, for one that verifies: past them the page shows none (and the alert
+# check names the heads that do not verify).
+HEADS_TRIED = 100
+
+
 def audit_latest_head(*, using: str = DEFAULT_DB_ALIAS) -> AuditHead | None:
-    return AuditHead.objects.using(using).order_by("-tree_size").first()
+    """The latest stored head whose signature holds under the public key. A head that does not
+    verify (a row written by someone without the signing key) is never shown or used: it is passed
+    over here, and ``audit_unverified_heads`` (the alert check) names it."""
+    newest_first = AuditHead.objects.using(using).order_by("-tree_size")
+    latest = newest_first.first()
+    if latest is None or heads.head_verifies(latest.as_json()):
+        return latest
+    return next((head for head in newest_first[1:HEADS_TRIED] if heads.head_verifies(head.as_json())), None)
+
+
+def audit_unverified_heads(*, limit: int = HEADS_TRIED, using: str = DEFAULT_DB_ALIAS) -> list[AuditHead]:
+    """Stored heads whose signature does not hold: among the ``limit`` largest and the ``limit`` last
+    written (those the page, the API and the proofs would use). ``check_log`` checks every head."""
+    candidates = {head.pk: head for query in (AuditHead.objects.using(using).order_by("-tree_size"),
+                                              AuditHead.objects.using(using).order_by("-pk"))
+                  for head in query[:limit]}
+    return sorted((head for head in candidates.values() if not heads.head_verifies(head.as_json())),
+                  key=lambda head: head.tree_size)
 
 
 def audit_log_status(*, using: str = DEFAULT_DB_ALIAS) -> dict:
-    """The latest signed head, the public key that checks it, and the log's size and pending events."""
+    """The latest signed head that verifies, the public key that checks it, and the log's size and
+    pending events."""
     head = audit_latest_head(using=using)
     return {"head": head.as_json() if head else None, "public_key": heads.public_key_b64(),
             "key_id": heads.key_id(heads.public_key_bytes()),
@@ -50,27 +71,41 @@ def _tree_size(tree_size: int | None, field: str, using: str) -> int:
         head = audit_latest_head(using=using)
         if head is None:
             raise ProofError(field, "No signed head yet: run audit_head, or give a tree size.")
-        return head.tree_size
+        tree_size = head.tree_size
     if tree_size > size:
         raise ProofError(field, f"The log holds {size} events.")
     return tree_size
 
 
 def _head_of(size: int, using: str) -> dict | None:
+    """The stored head of this size if it verifies (one that does not is never handed out)."""
     head = AuditHead.objects.using(using).filter(tree_size=size).first()
-    return head.as_json() if head else None
+    return head.as_json() if head and heads.head_verifies(head.as_json()) else None
+
+
+def _stored(using: str):
+    """The stored perfect nodes; a node missing from a damaged log is a conflict, never a 500."""
+    def perfect(level: int, index: int) -> bytes:
+        try:
+            return stored_perfect(level, index, using=using)
+        except ObjectDoesNotExist:
+            raise ProofError("tree_size", "The log is damaged here (a leaf or node is missing): "
+                                          "run audit_verify.") from None
+    return perfect
 
 
 def audit_inclusion_proof(event_id: int, tree_size: int | None = None, *, using: str = DEFAULT_DB_ALIAS) -> dict:
     """The event's entry, leaf and audit path to the root of the log's first ``tree_size`` events
     (by default the latest signed head), with the signed head of that size when there is one."""
-    size, perfect = _tree_size(tree_size, "tree_size", using), partial(stored_perfect, using=using)
+    size, perfect = _tree_size(tree_size, "tree_size", using), _stored(using)
     leaf = AuditLeaf.objects.using(using).filter(event_id=event_id).values("index", "hash").first()
     if leaf is None:
         raise ProofError("event_id", "No such event in the log (yet: events are sequenced within a second).")
     if leaf["index"] >= size:
         raise ProofError("tree_size", f"The event is leaf {leaf['index']}: the tree size must be above it.")
-    values = AuditEvent.objects.using(using).values("id", *HASHED_FIELDS).get(pk=event_id)
+    values = AuditEvent.objects.using(using).values("id", *HASHED_FIELDS).filter(pk=event_id).first()
+    if values is None:
+        raise ProofError("event_id", "The log is damaged here (the event of this leaf is missing): run audit_verify.")
     return {"event_id": event_id, "leaf_index": leaf["index"], "tree_size": size,
             "entry": leaf_entry(values).decode("utf-8"), "leaf_hash": leaf["hash"],
             "audit_path": [h.hex() for h in merkle.inclusion_path(leaf["index"], size, perfect)],
@@ -80,7 +115,7 @@ def audit_inclusion_proof(event_id: int, tree_size: int | None = None, *, using:
 def audit_consistency_proof(first: int, second: int | None = None, *, using: str = DEFAULT_DB_ALIAS) -> dict:
     """The RFC 6962 consistency proof between the log's first ``first`` and ``second`` events (by
     default the latest signed head), with both roots and the signed heads of those sizes."""
-    second, perfect = _tree_size(second, "second", using), partial(stored_perfect, using=using)
+    second, perfect = _tree_size(second, "second", using), _stored(using)
     if not 0 <= first <= second:
         raise ProofError("first", f"Must be between 0 and the second tree size ({second}).")
     return {"first": first, "second": second,
@@ -92,8 +127,11 @@ def audit_consistency_proof(first: int, second: int | None = None, *, using: str
 
 def with_log_position(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
     """Each event with its leaf index (None while pending) and the tree size of the first signed
-    head that covers it (read from the database ``events`` reads from)."""
-    first_head = AuditHead.objects.filter(tree_size__gt=OuterRef("leaf_index")).order_by("tree_size")
+    head that covers it (read from the database ``events`` reads from; a head that does not verify
+    is passed over)."""
+    forged = [head.pk for head in audit_unverified_heads(using=events.db)]
+    first_head = (AuditHead.objects.using(events.db).filter(tree_size__gt=OuterRef("leaf_index"))
+                  .exclude(pk__in=forged).order_by("tree_size"))
     return events.annotate(
         leaf_index=Subquery(AuditLeaf.objects.filter(event=OuterRef("pk")).values("index")[:1]),
     ).annotate(covered_by_head=Subquery(first_head.values("tree_size")[:1]))

@@ -2,14 +2,19 @@
 
 Writers only insert events. The sequencer, one at a time (it locks its own state row, which no
 writer touches), appends leaves for events whose transactions have ended, and the perfect nodes
-they complete. On PostgreSQL an event carries its inserting transaction's id (``xact_id``); the xmin
-of the sequencer's snapshot is the oldest transaction still running, so every transaction below it
-has committed (its events are visible) or rolled back (it has none). Each run takes the events of
-transactions between the previous horizon and that one, in id order. So an event is sequenced only
-once its transaction committed, never skipped, and an event whose transaction committed before
-another's began comes first. A transaction left open holds the horizon back until it ends. Run
-inside a transaction, the sequencer also takes that transaction's own events, which commit or roll
-back with their leaves.
+they complete. On PostgreSQL an event carries its inserting transaction's id (``xact_id``). Each run
+reads the snapshot of the moment (``pg_current_snapshot()``): its ``xmax`` (every transaction below
+it had begun) and its ``xip`` (those of them still running, in any database of the server). Every
+transaction below ``xmax`` and not in ``xip`` has ended: committed (its events are visible to the
+run's next statement) or rolled back (it has none). The run takes, in id order, the events of the
+ended transactions among those it had not settled yet: the ones still running at the previous run
+(``open_xacts``) and the ones that began since (from ``horizon``, the previous run's ``xmax``). The
+transactions still running become ``open_xacts``. So an event is sequenced only once its
+transaction committed, exactly once, never skipped; an event whose transaction committed before
+another's began comes first; and no transaction left open, in this database or any other of the
+server, holds back the events of the others (only its own, until it ends). Run inside a
+transaction, the sequencer also takes that transaction's own events, which commit or roll back with
+their leaves.
 """
 
 import functools
@@ -31,12 +36,16 @@ def stored_perfect(level: int, index: int, using: str = DEFAULT_DB_ALIAS) -> byt
     return bytes.fromhex(AuditNode.objects.using(using).values_list("hash", flat=True).get(level=level, index=index))
 
 
-def _transaction_horizon(using: str = DEFAULT_DB_ALIAS) -> tuple[int, int | None]:
-    """The oldest transaction still running, and this one's own id (None if it has none yet)."""
+def _snapshot(using: str = DEFAULT_DB_ALIAS) -> tuple[int, set[int], int | None]:
+    """The current snapshot's xmax (the first transaction id not yet begun), the transactions still
+    running below it (in every database of the server), and this one's own id (None if it has none)."""
     with connections[using].cursor() as cursor:
-        cursor.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, "
-                       "pg_current_xact_id_if_assigned()::text::bigint")
-        return cursor.fetchone()
+        cursor.execute("SELECT pg_snapshot_xmax(s)::text::bigint, "
+                       "ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(s) AS x), "
+                       "pg_current_xact_id_if_assigned()::text::bigint "
+                       "FROM (SELECT pg_current_snapshot() AS s) AS snapshot")
+        xmax, running, own = cursor.fetchone()
+        return xmax, set(running), own
 
 
 def _locked_state(using: str = DEFAULT_DB_ALIAS) -> AuditSequencerState:
@@ -59,19 +68,29 @@ def append_leaves(tree_size: int, rows: list[dict], using: str = DEFAULT_DB_ALIA
 
 
 def _sequence_chunk(using: str = DEFAULT_DB_ALIAS) -> tuple[int, bool]:
+    inside_writer = connections[using].in_atomic_block  # run inside a transaction that may write events
     with transaction.atomic(using=using):
-        state = _locked_state(using)
-        horizon, own = _transaction_horizon(using)
-        # The sequencer's own transaction's events too (run inside a writer's transaction, it
-        # commits or rolls back with them).
-        pending = AuditEvent.objects.using(using).filter(
-            Q(xact_id__gte=state.horizon, xact_id__lt=horizon) | Q(xact_id=own), leaf__isnull=True)
+        state = _locked_state(using)  # its row lock gives this transaction an id
+        xmax, running, own = _snapshot(using)
+        mine = set() if own is None else {own}
+        # The transactions that ended since the last run: those it left open, and those begun since.
+        ended = Q(xact_id__gte=state.horizon, xact_id__lt=xmax) & ~Q(xact_id__in=sorted(running | mine))
+        unsettled = set(state.open_xacts)
+        if unsettled - running - mine:
+            ended |= Q(xact_id__in=sorted(unsettled - running - mine))
+        if inside_writer and own is not None:
+            # The writer's own events too (they commit or roll back with their leaves); it stays
+            # open, as it may write more after this run.
+            ended |= Q(xact_id=own)
+            running.add(own)
+        pending = AuditEvent.objects.using(using).filter(ended, leaf__isnull=True)
         rows = list(pending.order_by("id").values("id", *HASHED_FIELDS)[:CHUNK_EVENTS])
         if rows:
             state.tree_size = append_leaves(state.tree_size, rows, using)
         more = len(rows) == CHUNK_EVENTS
-        if not more:
-            state.horizon = horizon
+        if not more and xmax >= state.horizon:
+            state.open_xacts = sorted(x for x in running if x in unsettled or state.horizon <= x < xmax)
+            state.horizon = xmax
         state.save(using=using)
         return len(rows), more
 

@@ -20,6 +20,7 @@ from audit import heads, merkle
 from audit.context import request_meta
 from audit.models import AuditEvent, AuditHead, AuditSequencerState
 from audit.sequencer import sequence_pending, stored_perfect
+from core.errors import Conflict
 
 _sequencing_deferred = contextvars.ContextVar("audit_sequencing_deferred", default=False)
 
@@ -118,7 +119,9 @@ def audit_sequence(using: str = DEFAULT_DB_ALIAS) -> int:
 
 def audit_head_sign() -> AuditHead:
     """Sequence what is pending, then sign a head of the whole log unless one already covers it;
-    either way the head is in the sink outside the database when this returns."""
+    either way the head is in the sink outside the database when this returns. A stored head of
+    that size that does not verify (written without the signing key) is neither published nor
+    returned: Conflict (the alert check names it; the next event gives the log a size to sign)."""
     audit_sequence()
     size = AuditSequencerState.objects.values_list("tree_size", flat=True).first() or 0
     head = AuditHead.objects.filter(tree_size=size).first()
@@ -130,5 +133,8 @@ def audit_head_sign() -> AuditHead:
                 head = AuditHead.objects.create(**signed)
         except IntegrityError:  # another run signed this size first
             head = AuditHead.objects.get(tree_size=size)
+    if not heads.signature_holds(head.as_json(), heads.public_key_bytes()):
+        raise Conflict("head", f"The stored head of tree size {size} is not signed by our key: it is not "
+                               "published, and a head is signed again once the log grows.")
     heads.publish(head.as_json())
     return head

@@ -5,6 +5,7 @@ import os
 from decimal import Decimal
 from pathlib import Path
 
+from backoffice.addresses import trusted_networks
 from backoffice.api.docs import API_DESCRIPTION
 from dbutils import embedded_server
 from dbutils.postgresql import urls as database_urls
@@ -40,7 +41,20 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTP
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS_ONLY)
 if os.environ.get("SECURE_PROXY_SSL_HEADER"):
     SECURE_PROXY_SSL_HEADER = (os.environ["SECURE_PROXY_SSL_HEADER"], "https")
+# The proxies whose X-Forwarded-For is believed (comma-separated CIDRs; "unix" for a proxy on a Unix
+# socket): the client is the right-most address not among them; none, the socket's peer
+# (backoffice.addresses). Behind them, the SECURE_PROXY_SSL_HEADER of any other peer is ignored.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES")
+trusted_networks(tuple(TRUSTED_PROXIES))  # a value that is not an address or a CIDR stops the start
 SESSION_COOKIE_HTTPONLY = True
+# The Content-Security-Policy header of every response (backoffice.security_headers; empty: none).
+# Scripts, style sheets, fonts and requests only from this site, images also as data: URIs (the
+# admin's and Swagger UI's icons); no inline script or style, no plug-in, no <base>, forms sent
+# here only, and no framing by any site.
+CONTENT_SECURITY_POLICY = os.environ.get(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 # A body larger than this is refused (413) before it is read.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440))
 
@@ -68,7 +82,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The client's address, once (request.client_address), for throttles, audit and lock-outs.
+    "backoffice.addresses.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # CONTENT_SECURITY_POLICY on every response, the static files' too.
+    "backoffice.security_headers.ContentSecurityPolicyMiddleware",
     # Serves the collected static files under gunicorn (admin, API docs, the public page).
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Refuses text the database cannot store (NUL) and oversized API bodies before any query.
@@ -123,11 +141,17 @@ if DATABASE_PREPARE_THRESHOLD:
         {"server_side_binding": True, "prepare_threshold": DATABASE_PREPARE_THRESHOLD})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# A user name is locked out after LOGIN_FAILURE_LIMIT failed log-ins, for LOGIN_LOCKOUT_SECONDS
-# (backoffice.lockout): Django's model backend behind a check that a locked name checks no password.
+# A user name is locked from an address after LOGIN_FAILURE_LIMIT failed log-ins from there, for
+# LOGIN_LOCKOUT_SECONDS; after LOGIN_SLOWDOWN_AFTER failures from anywhere, its password is checked
+# once every LOGIN_SLOWDOWN_SECONDS from addresses it has not logged in from within
+# LOGIN_KNOWN_ADDRESS_DAYS (0: no slow-down) (backoffice.lockout): Django's model backend behind a
+# check that a refused attempt checks no password.
 AUTHENTICATION_BACKENDS = ["backoffice.lockout.LockoutBackend"]
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
+LOGIN_SLOWDOWN_AFTER = int(os.environ.get("LOGIN_SLOWDOWN_AFTER", "10"))
+LOGIN_SLOWDOWN_SECONDS = int(os.environ.get("LOGIN_SLOWDOWN_SECONDS", "10"))
+LOGIN_KNOWN_ADDRESS_DAYS = int(os.environ.get("LOGIN_KNOWN_ADDRESS_DAYS", "30"))
 
 # The cache holds the lock-out counts and the API's throttle windows: Redis (CACHE_URL) shares them
 # between web processes; the default, per process, suits one development server.
@@ -243,6 +267,11 @@ AUDIT_SEQUENCE_ON_COMMIT = env_bool("AUDIT_SEQUENCE_ON_COMMIT", CELERY_TASK_ALWA
 AUDIT_SIGNING_KEY = os.environ.get("AUDIT_SIGNING_KEY", "")
 AUDIT_SIGNING_KEY_FILE = os.environ.get("AUDIT_SIGNING_KEY_FILE") or (
     str(BASE_DIR / "audit-signing-key.pem") if DEBUG else "")
+# The public key that checks every head (base64 of the raw 32 bytes, as the public page shows it):
+# all audit_verify and the page need. Unset, it is the signing key's; set beside a signing key, the two
+# must match. Heads are published to AUDIT_HEAD_SINK_DIR, which audit_verify and the hourly audit
+# check read back: the log must still give the root of every head published there.
+AUDIT_PUBLIC_KEY = os.environ.get("AUDIT_PUBLIC_KEY", "")
 AUDIT_HEAD_SINK_DIR = os.environ.get("AUDIT_HEAD_SINK_DIR", str(BASE_DIR / "audit-heads"))
 AUDIT_HEAD_INTERVAL_SECONDS = int(os.environ.get("AUDIT_HEAD_INTERVAL_SECONDS", "60"))
 
@@ -260,16 +289,24 @@ BET_IN_ONE_STATEMENT = env_bool("BET_IN_ONE_STATEMENT", True)
 BULK_WRITES_IN_ONE_STATEMENT = env_bool("BULK_WRITES_IN_ONE_STATEMENT", True)
 
 # Four eyes: the actions that need a second person (game.update of a game that has taken bets,
-# account.adjust from the threshold's absolute amount, round.void of a DEALT round), and how long a
-# request waits before it expires.
-APPROVAL_ACTIONS = env_list("APPROVAL_ACTIONS", "game.update,account.adjust,round.void")
+# game.create of an active game and the activation of a game, account.adjust from the threshold's
+# absolute amount over the window, round.void of a DEALT round), and how long a request waits
+# before it expires.
+APPROVAL_ACTIONS = env_list("APPROVAL_ACTIONS", "game.update,game.create,account.adjust,round.void")
 APPROVAL_ADJUSTMENT_THRESHOLD = Decimal(os.environ.get("APPROVAL_ADJUSTMENT_THRESHOLD", "10000.00"))
+# Hours back over which an account's applied adjustments add up (absolute amounts) towards the threshold.
+APPROVAL_ADJUSTMENT_WINDOW_HOURS = float(os.environ.get("APPROVAL_ADJUSTMENT_WINDOW_HOURS", "24"))
 APPROVAL_EXPIRY_HOURS = float(os.environ.get("APPROVAL_EXPIRY_HOURS", "24"))
+# The highest exact return to player (1.00 = 100 %) any bet type of any game may have, whatever its RTP policy.
+MAX_GAME_RTP = Decimal(os.environ.get("MAX_GAME_RTP", "1.00"))
 
 # Alerts (alerts.checks): thresholds of the periodic checks, the days they look back on, and who is
 # emailed when an alert opens. Without EMAIL_HOST, email goes to the console (development).
 ALERT_SETTLEMENT_LAG_SECONDS = int(os.environ.get("ALERT_SETTLEMENT_LAG_SECONDS", "120"))
 ALERT_AUDIT_PENDING_SECONDS = int(os.environ.get("ALERT_AUDIT_PENDING_SECONDS", "60"))
+# A periodic task the audit log or the alerts depend on (alerts.schedules) that has not run for its
+# interval plus this long raises an alert (beat records runs every few minutes; only with a broker).
+ALERT_PERIODIC_TASK_GRACE_SECONDS = int(os.environ.get("ALERT_PERIODIC_TASK_GRACE_SECONDS", "600"))
 ALERT_PAYOUT_THRESHOLD = Decimal(os.environ.get("ALERT_PAYOUT_THRESHOLD", "50000.00"))
 ALERT_OUTCOME_P_VALUE = float(os.environ.get("ALERT_OUTCOME_P_VALUE", "0.001"))
 ALERT_RTP_BAND_SIGMAS = float(os.environ.get("ALERT_RTP_BAND_SIGMAS", "4"))

@@ -2,9 +2,10 @@
 
 The views of games and wallet sit below the approvals app and cannot import it. They call
 ``submit(service, **kwargs)`` instead of the service; the approvals app, when it starts, registers
-the gate that decides (approvals.gate). A request that needs a second person is validated in full,
-stored as a pending approval and comes back as ``Held``; any other runs the service at once. Without
-a registered gate every request runs at once.
+the gate that decides (approvals.services.approval_submit). A request that needs a second person is
+validated in full, stored as a pending approval and comes back as ``Held``; any other runs the service
+at once, in the transaction that decided so (``Done``). Without a registered gate every request runs
+at once.
 """
 
 from dataclasses import dataclass
@@ -29,14 +30,13 @@ _gate = None
 
 
 def register(gate) -> None:
-    """``gate(service, **kwargs)`` returns a pending approval when the request must wait, else None."""
+    """``gate(service, **kwargs)`` returns ``Held`` (the pending approval) when the request must wait,
+    or ``Done`` once it has run the service itself: deciding and running are one transaction."""
     global _gate
     _gate = gate
 
 
 def submit(service, **kwargs) -> Held | Done:
     if _gate is not None:
-        approval = _gate(service, **kwargs)
-        if approval is not None:
-            return Held(approval)
+        return _gate(service, **kwargs)
     return Done(service(**kwargs))

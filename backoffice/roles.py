@@ -37,6 +37,8 @@ ROLE_PERMISSIONS = {
         "games.void_round", "games.verify_round", "games.settle_held_bet",
         "wallet.add_account", "wallet.adjust_account", "settlement.request_sweep",
         "approvals.approve_approval", "alerts.handle_alert", "webhooks.change_delivery",
+        # An integration client's endpoints, configured for it in the admin (the client owns them).
+        "webhooks.add_endpoint", "webhooks.change_endpoint",
         "django_celery_beat.view_periodictask", "django_celery_beat.change_periodictask",
         "django_celery_beat.view_intervalschedule", "django_celery_beat.add_intervalschedule",
         "django_celery_beat.view_crontabschedule", "django_celery_beat.add_crontabschedule",

@@ -168,7 +168,8 @@ class GameInstanceForm(forms.ModelForm):
 
     client_seed = forms.CharField(
         required=False, max_length=64, strip=False,
-        help_text="Client seed of the first seed pair (1 to 64 characters). Leave empty for a random one.",
+        help_text="Client seed of the first seed pair: 1 to 64 of A-Z, a-z, 0-9, and - . _ ~ after the first "
+        "character. Leave empty for a random one.",
     )
     reason = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
@@ -191,7 +192,7 @@ class GameInstanceForm(forms.ModelForm):
             "tie_multiplier": _multiplier_widget(),
             "decks": forms.NumberInput(attrs={"class": "rtp-input"}),
             "rtp_policy": forms.Select(attrs={"class": "rtp-input"}),
-            "currency": forms.TextInput(attrs={"size": 4, "maxlength": 3, "style": "text-transform: uppercase"}),
+            "currency": forms.TextInput(attrs={"size": 4, "maxlength": 3, "class": "pf-uppercase"}),  # no inline style
         }
 
     def __init__(self, *args, **kwargs):
@@ -239,7 +240,8 @@ def optional_client_seed(value: str):
 class RotateSeedForm(forms.Form):
     client_seed = forms.CharField(
         required=False, max_length=64, strip=False,
-        help_text="The new pair's client seed. Leave empty to keep the current one.",
+        help_text="The new pair's client seed: 1 to 64 of A-Z, a-z, 0-9, and - . _ ~ after the first character. "
+        "Leave empty to keep the current one.",
     )
 
     def clean_client_seed(self):

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from games.choices import BetStatus, BetType, GameStatus, Outcome, RoundStatus
-from games.engine import DEFAULT_MULTIPLIERS, MAX_DECKS, MIN_DECKS, Multipliers
+from games.engine import DEFAULT_MULTIPLIERS, MAX_DECKS, MIN_DECKS, Multipliers, multiplier_problem
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 from games.rtp import LIMIT_FIELDS, LIMIT_NAMES, configuration_errors, policy_violations
 from games.validators import (
@@ -172,10 +172,29 @@ class GameInstance(models.Model):
     def clean(self):
         if self.min_bet is not None and self.max_bet is not None and self.min_bet > self.max_bet:
             raise ValidationError({"max_bet": "The maximum bet must be at least the minimum bet."})
-        if self.rtp_policy_id is not None and None not in self.multipliers and self.decks is not None:
-            errors = configuration_errors(self.rtp_policy, decks=self.decks, multipliers=self.multipliers)
+        # The ceiling of every game (settings.MAX_GAME_RTP) when its payouts are new or change (a game
+        # left above a ceiling lowered since can still be renamed or suspended), and the limits of its
+        # policy if it has one; once the payouts are valid (a bad one is its field's own error).
+        if self._payouts_valid():
+            policy = self.rtp_policy if self.rtp_policy_id is not None else None
+            errors = configuration_errors(policy, decks=self.decks, multipliers=self.multipliers,
+                                          ceiling=self._payouts() != getattr(self, "_stored_payouts", None))
             if errors:
                 raise ValidationError(errors)
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        game = super().from_db(db, field_names, values)
+        game._stored_payouts = game._payouts()  # as stored: clean() tells a change of the payouts
+        return game
+
+    def _payouts(self) -> tuple:
+        return tuple(self.__dict__.get(name) for name in ("decks", *self.MULTIPLIER_FIELDS.values()))
+
+    def _payouts_valid(self) -> bool:
+        if isinstance(self.decks, bool) or not isinstance(self.decks, int) or not MIN_DECKS <= self.decks <= MAX_DECKS:
+            return False
+        return all(isinstance(value, Decimal) and multiplier_problem(value) is None for value in self.multipliers)
 
     def configuration(self) -> dict:
         """The configured values as JSON-ready data (decimals at their column's scale), for audit."""

@@ -1,4 +1,5 @@
-"""A game's theoretical return to player against its RTP policy, exactly (the engine's odds for its decks).
+"""A game's theoretical return to player against its RTP policy and the ceiling of every game
+(settings.MAX_GAME_RTP), exactly (the engine's odds for its decks).
 
 A policy sets, per bet type, a minimum and a maximum RTP, and a maximum for the highest of the three.
 Limits are percentages with four decimal places; the comparison is between exact fractions, so a
@@ -8,6 +9,8 @@ configuration is refused only when it truly is outside a limit.
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
+
+from django.conf import settings
 
 from games.choices import BetType
 from games.engine import Multipliers, exact_odds, return_to_player
@@ -66,10 +69,24 @@ def policy_violations(policy, *, decks: int, multipliers: Multipliers) -> list:
     return found
 
 
-def configuration_errors(policy, *, decks: int, multipliers: Multipliers, field: str | None = None) -> dict:
-    """{field: [messages]} for a game's configuration outside its policy: each under the multiplier it
-    concerns, or all under ``field`` (say ``rtp_policy`` when the policy is what is being assigned)."""
+def ceiling_violations(*, decks: int, multipliers: Multipliers) -> list:
+    """Every bet whose exact RTP exceeds settings.MAX_GAME_RTP, the ceiling of every game whatever its
+    policy (a game paying more than it takes loses money on every bet in the long run)."""
+    ceiling = Fraction(settings.MAX_GAME_RTP)
+    return [Violation(bet_type, "", f"The {bet_type.label} bet's return to player, {rtp_text(rtp, ROUND_CEILING)}, "
+                                    f"is above the ceiling of {rtp_text(ceiling)} for any game (MAX_GAME_RTP).")
+            for bet_type, rtp in rtp_by_bet(decks, multipliers).items() if rtp > ceiling]
+
+
+def configuration_errors(policy, *, decks: int, multipliers: Multipliers, field: str | None = None,
+                         ceiling: bool = True) -> dict:
+    """{field: [messages]} for a game's configuration above the ceiling (with ``ceiling``: a new game's,
+    or payouts that change; each under the multiplier it concerns) or outside its policy: each under the
+    multiplier it concerns, or all under ``field`` (say ``rtp_policy`` when the policy is what is being
+    assigned)."""
     errors = {}
+    for violation in ceiling_violations(decks=decks, multipliers=multipliers) if ceiling else ():
+        errors.setdefault(MULTIPLIER_FIELDS[violation.bet_type], []).append(violation.message)
     if policy is None:
         return errors
     for violation in policy_violations(policy, decks=decks, multipliers=multipliers):

@@ -24,7 +24,7 @@ from games.choices import BetStatus, BetType, GameStatus, RoundStatus
 from games.engine import Dealer, server_seed_hash
 from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
 from games.signals import round_dealt, round_voided, seeds_revealed
-from games.validators import validate_client_seed_field, validate_idempotency_key
+from games.validators import is_safe_client_seed, validate_client_seed_field, validate_idempotency_key
 from wallet.choices import LedgerKind
 from wallet.models import Account
 from wallet.services import ledger_post, ledger_post_many
@@ -43,7 +43,8 @@ def _checked_client_seed(client_seed) -> str:
 
 # --- Game instances -----------------------------------------------------------------------------
 
-def game_create(*, actor, client_seed: str | None = None, **fields) -> GameInstance:
+def game_create(*, actor, client_seed: str | None = None, reason: str = "", **fields) -> GameInstance:
+    """A new game with its first seed pair; ``reason`` (optional here) goes to its audit event."""
     try:
         with transaction.atomic():
             game = GameInstance(**fields)
@@ -51,7 +52,8 @@ def game_create(*, actor, client_seed: str | None = None, **fields) -> GameInsta
                 game.rtp_policy = locks.share_rtp_policy(game.rtp_policy_id)
             game.full_clean()
             game.save()
-            audit_record(actor=actor, action=AuditAction.GAME_CREATED, obj=game, after=game.configuration())
+            audit_record(actor=actor, action=AuditAction.GAME_CREATED, obj=game, after=game.configuration(),
+                         reason=(reason or "").strip())
             _seed_pair_start(game=game, client_seed=client_seed)
             return game
     except IntegrityError:
@@ -169,7 +171,10 @@ def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple
     open_rounds = pair.rounds.filter(status=RoundStatus.OPEN).count()
     pair.retired_at = timezone.now()
     pair.save(update_fields=["retired_at"])
-    new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or pair.client_seed)
+    # A pair an earlier release made may have a client seed outside the safe alphabet: it is not
+    # carried over (the new pair gets a random one, as a new game does).
+    kept = pair.client_seed if is_safe_client_seed(pair.client_seed) else None
+    new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or kept)
     audit_record(actor=actor, action=AuditAction.SEED_PAIR_RETIRED, obj=pair,
                  after={"server_seed_hash": pair.server_seed_hash, "open_rounds": open_rounds,
                         "successor_hash": new_pair.server_seed_hash})

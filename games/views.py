@@ -1,5 +1,6 @@
 """Public pages, no log-in: players verify rounds and see every game's seed commitments."""
 
+import shlex
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
@@ -26,6 +27,19 @@ def verify_url(*, server_seed: str, client_seed: str, nonce: int, decks: int) ->
     return f"{reverse('fairness')}?{query}#result"
 
 
+def offline_command(*, server_seed: str, client_seed: str, nonce: int, decks: int, server_seed_hash: str) -> str:
+    """The command line that repeats a verification with ``pf1_verify.py``, every argument quoted for a
+    POSIX shell (``shlex.join``): pasted, it runs the verifier with exactly these values and nothing
+    else, whatever the seed holds (quotes, ``$(…)``, backticks, ``;``). Options are written
+    ``--name=value``, so that no value is read as an option. A client seed with a character that does
+    not show (a format character such as a bidirectional override, a space other than U+0020) goes
+    as the hexadecimal of its UTF-8 bytes (``--client-seed-hex``), so the line holds no invisible text."""
+    seed = (f"--client-seed={client_seed}" if client_seed.isprintable()
+            else f"--client-seed-hex={client_seed.encode('utf-8').hex()}")
+    return shlex.join(["python3", "pf1_verify.py", f"--server-seed={server_seed}", seed, f"--nonce={nonce}",
+                       f"--decks={decks}", f"--hash={server_seed_hash}"])
+
+
 def _verified(data: dict) -> dict:
     result = play_round(data["server_seed"], data["client_seed"], data["nonce"], data["decks"])
     dealt = result.as_dict()
@@ -41,6 +55,8 @@ def _verified(data: dict) -> dict:
         "reasons": third_card_reasons(result),
         "known_pair": selectors.seed_pair_revealed_by_hash(server_seed_hash=seed_hash),
         "inputs": data,
+        "command": offline_command(server_seed=data["server_seed"], client_seed=data["client_seed"],
+                                   nonce=data["nonce"], decks=data["decks"], server_seed_hash=seed_hash),
     }
 
 

@@ -190,6 +190,13 @@ def game(operator):
 
 
 @pytest.fixture
+def games_created_at_once(settings):
+    """For tests of creating a game itself (its input, its answer): "game.create" left out of
+    APPROVAL_ACTIONS, so an active game is created at once (four eyes on it: tests/api/test_approvals.py)."""
+    settings.APPROVAL_ACTIONS = [action for action in settings.APPROVAL_ACTIONS if action != "game.create"]
+
+
+@pytest.fixture
 def funded_account(operator):
     """A factory: funded_account("p1", "250.00") creates an account holding that balance."""
 

@@ -1,7 +1,8 @@
 """Running calls at once, for the race tests on PostgreSQL."""
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 
 from django.db import connections, transaction
@@ -62,3 +63,35 @@ def held_open(call, seconds: float):
     finally:
         release.set()
         thread.join(seconds + 10)
+
+
+def started(call) -> Future:
+    """``call()`` started in a thread of its own, with its own connection: its Future (to wait for
+    once whatever it waits for, a lock that held_open keeps, has been released)."""
+    future = Future()
+
+    def run():
+        try:
+            future.set_result(call())
+        except Exception as error:  # noqa: BLE001 - the test inspects the outcome
+            future.set_exception(error)
+        finally:
+            connections.close_all()
+
+    threading.Thread(target=run, daemon=True).start()
+    return future
+
+
+def wait_for_lock_waiters(count: int = 1, seconds: float = 10) -> None:
+    """Until ``count`` sessions wait for a lock (pg_locks: a call in another thread has come to the
+    lock a held transaction keeps), so that a race is run in the order the test means, not by luck."""
+    from django.db import connection
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(DISTINCT pid) FROM pg_locks WHERE NOT granted")
+            if cursor.fetchone()[0] >= count:
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"{count} session(s) did not come to wait for a lock within {seconds} s")

@@ -165,6 +165,7 @@ def test_audit(operator):
     assert read_on_replica(audit_selectors.audit_latest_head) == head
     read_on_replica(audit_selectors.audit_log_status)
     read_on_replica(audit_selectors.audit_public_head)
+    assert read_on_replica(audit_selectors.audit_unverified_heads) == []
     proof = read_on_replica(audit_selectors.audit_inclusion_proof, event.pk)
     assert proof["root_hash"] == head.root_hash and proof["audit_path"]
     assert read_on_replica(audit_selectors.audit_consistency_proof, 1)["proof"]

@@ -75,6 +75,9 @@ class LedgerEntry(models.Model):
             models.Index(fields=["account", "-id"], name="ledger_account_idx"),
             # The admin's filter by kind, newest first (adjustments are rare among a million entries).
             models.Index(fields=["kind", "-id"], name="ledger_kind_idx"),
+            # An account's adjustments over the four-eyes window (approvals.actions), adjustments only.
+            models.Index(fields=["account", "created_at"], name="ledger_adjustment_window_idx",
+                         condition=Q(kind=LedgerKind.ADJUSTMENT)),
         ]
 
     def __str__(self):

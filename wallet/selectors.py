@@ -6,7 +6,9 @@ from decimal import Decimal
 from django.core.paginator import Paginator
 from django.db import DEFAULT_DB_ALIAS
 from django.db.models import QuerySet, Sum
+from django.db.models.functions import Abs
 
+from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 
 
@@ -17,6 +19,15 @@ def account_list(*, using: str = DEFAULT_DB_ALIAS) -> QuerySet[Account]:
 def account_get(*, external_id: str, using: str = DEFAULT_DB_ALIAS) -> Account:
     """The account with this external id; Account.DoesNotExist when there is none."""
     return Account.objects.using(using).get(external_id=external_id)
+
+
+def account_adjustments_total(*, account_id: int, since, using: str = DEFAULT_DB_ALIAS) -> Decimal:
+    """The sum of the absolute amounts of the account's adjustments made since ``since`` (applied
+    ones: the ledger holds nothing else)."""
+    total = (LedgerEntry.objects.using(using)
+             .filter(account_id=account_id, kind=LedgerKind.ADJUSTMENT, created_at__gte=since)
+             .aggregate(total=Sum(Abs("amount")))["total"])
+    return total or Decimal("0.00")
 
 
 def account_ledger(*, account: Account, using: str = DEFAULT_DB_ALIAS) -> QuerySet[LedgerEntry]:

@@ -1,12 +1,18 @@
-"""Webhooks in the admin: endpoints (secret rotation), and the delivery log with every attempt and redelivery."""
+"""Webhooks in the admin: endpoints (secret rotation), and the delivery log with every attempt and redelivery.
+
+Operators (and administrators) configure an integration client's endpoints here, for that client:
+the owner is chosen among the active members of Integration, and is fixed once the endpoint exists.
+"""
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from backoffice.admin.base import BackOfficeAdmin, ReadOnlyAdmin
 from backoffice.admin.html import json_html, service_error_text
-from core.errors import Conflict
+from backoffice.roles import Role
+from core.errors import ApplicationError
 from webhooks import services
 from webhooks.choices import EventType
 from webhooks.models import Delivery, DeliveryAttempt, Endpoint
@@ -25,6 +31,25 @@ class EndpointForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["url"].help_text = endpoint_url_rule_text()  # as the settings say now
+        if "owner" in self.fields:  # only on the add form: the owner is fixed afterwards
+            self.fields["owner"].queryset = integration_clients()
+            self.fields["owner"].help_text = (f"The integration client the deliveries are for (an active member "
+                                              f"of {Role.INTEGRATION.group_name}).")
+
+    def clean(self):
+        data = super().clean()
+        owner = data.get("owner") or (self.instance.owner if self.instance.pk else None)
+        if owner is not None and data.get("active") and not owner.is_active:
+            self.add_error("active", f"The integration client {owner.get_username()} is deactivated: reactivate "
+                                     "the user first.")
+        return data
+
+
+def integration_clients():
+    """Who may own an endpoint: active integration clients (members of Integration without staff status)."""
+    return (get_user_model().objects.filter(is_active=True, is_staff=False, is_superuser=False,
+                                            groups__name=Role.INTEGRATION.group_name)
+            .distinct().order_by("username"))
 
 
 @admin.register(Endpoint)
@@ -35,6 +60,9 @@ class EndpointAdmin(BackOfficeAdmin):
     search_fields = ("url",)
     search_help_text = "URL (or part of it)."
     actions = ["rotate_secret"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("owner",) if obj is not None else ()
 
     @admin.display(description="Events")
     def events_shown(self, obj):
@@ -112,7 +140,7 @@ class DeliveryAdmin(ReadOnlyAdmin):
         for delivery in queryset.order_by("pk"):
             try:
                 services.delivery_redeliver(delivery_id=delivery.pk, actor=request.user)
-            except (Conflict, ValidationError) as error:
+            except (ApplicationError, ValidationError) as error:
                 self.message_user(request, f"Delivery {delivery.pk}: {service_error_text(error)}", messages.ERROR)
             else:
                 self.message_user(request, f"Delivery {delivery.pk} will be sent again.", messages.SUCCESS)

@@ -13,3 +13,4 @@ class DeliveryStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     DELIVERED = "delivered", "Delivered"
     FAILED = "failed", "Failed (attempts exhausted)"
+    CANCELLED = "cancelled", "Cancelled (its endpoint or client was disabled)"

@@ -1,12 +1,17 @@
-"""The events that webhooks report, written to the outbox inside the transaction of each change."""
+"""The events that webhooks report, written to the outbox inside the transaction of each change;
+and a deactivated user's endpoints disabled in the transaction of its save."""
+
+from django.contrib.auth import get_user_model
+from django.db.models.signals import post_save, pre_save
 
 from alerts.signals import alert_opened
+from audit.context import signal_actor
 from games.choices import BetStatus
 from games.models import Bet, Round
 from games.signals import round_voided, seeds_revealed
 from settlement.signals import held_bet_settled, rounds_settled
 from webhooks.choices import EventType
-from webhooks.services import events_record, subscribers
+from webhooks.services import endpoints_disable_for_owner, events_record, subscribers
 from webhooks.signals import deliveries_ready
 from webhooks.tasks import deliver
 
@@ -58,6 +63,30 @@ def on_alert_opened(sender, alert, **kwargs):
         "message": alert.message, "first_seen": alert.first_seen.isoformat()}])
 
 
+def _saves_is_active(instance, update_fields) -> bool:
+    return instance.pk is not None and (update_fields is None or "is_active" in update_fields)
+
+
+def on_user_saving(sender, instance, update_fields=None, **kwargs):
+    """Whether the user was inactive before this save (a reactivation)."""
+    instance._webhooks_was_inactive = _saves_is_active(instance, update_fields) and type(instance).objects.filter(
+        pk=instance.pk, is_active=False).exists()
+
+
+def on_user_saved(sender, instance, created, update_fields=None, **kwargs):
+    """A user saved inactive (in the admin, by a command, anywhere) has its endpoints disabled and
+    their pending deliveries cancelled, in the same transaction. Reactivating turns none back on; it
+    disables any left on by a deactivation that bypassed save() (a bulk UPDATE), so none resumes."""
+    if created or not _saves_is_active(instance, update_fields):
+        return
+    if instance.is_active and not getattr(instance, "_webhooks_was_inactive", False):
+        return
+    what = "reactivated: its webhooks stay off until each endpoint is turned on" if instance.is_active else (
+        "deactivated: its webhooks stop")
+    endpoints_disable_for_owner(owner=instance, actor=signal_actor("system:user-management"),
+                                reason=f"User {instance.get_username()} {what}.")
+
+
 def on_deliveries_ready(sender, delivery_ids, **kwargs):
     for delivery_id in delivery_ids:
         deliver.delay(delivery_id)
@@ -70,5 +99,7 @@ def connect() -> None:
     seeds_revealed.connect(on_seeds_revealed, dispatch_uid="webhooks.seeds_revealed")
     alert_opened.connect(on_alert_opened, dispatch_uid="webhooks.alert_opened")
     deliveries_ready.connect(on_deliveries_ready, dispatch_uid="webhooks.deliveries_ready")
+    pre_save.connect(on_user_saving, sender=get_user_model(), dispatch_uid="webhooks.user_saving")
+    post_save.connect(on_user_saved, sender=get_user_model(), dispatch_uid="webhooks.user_saved")
 
 

@@ -9,7 +9,8 @@ sender checks it again before each attempt (a setting may have changed since the
 - A host name of DNS labels, an optional port 1-65535, an optional path and query.
 - While WEBHOOK_BLOCK_PRIVATE is on (the default unless DEBUG), the host must be a dotted name whose
   last label starts with a letter: no IP literal and no single name such as ``localhost``. The
-  sender also refuses a name that resolves to a private, loopback, link-local or reserved address.
+  sender also refuses a name that resolves to any address but a public one (``non_public_reason``:
+  global unicast only, and no IPv6 address that carries a non-public IPv4 one).
 """
 
 import ipaddress
@@ -92,10 +93,55 @@ def refused_destination(url: str) -> str | None:
         return f"Host not resolved: {error}"
     for address in sorted(addresses):
         ip = ipaddress.ip_address(address.split("%")[0])
-        ip = getattr(ip, "ipv4_mapped", None) or ip
-        if not ip.is_global or ip.is_multicast:
-            return f"The host resolves to a non-public address ({ip}); WEBHOOK_BLOCK_PRIVATE is on."
+        why = non_public_reason(ip)
+        if why:
+            return f"The host resolves to a non-public address ({ip}, {why}); WEBHOOK_BLOCK_PRIVATE is on."
     return None
+
+
+# Never a public destination, whatever ``is_global`` says (Python 3.11 calls 64:ff9b::/96, 2002::/16,
+# ::a.b.c.d and fec0::/10 global, and 192.0.0.0/24's anycast addresses too): IANA's special-purpose
+# ranges that are not globally reachable, plus the anycast and relay ones, which are no client's.
+_IPV4_NOT_PUBLIC = tuple(ipaddress.ip_network(net) for net in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+    "192.0.2.0/24", "192.31.196.0/24", "192.52.193.0/24", "192.88.99.0/24", "192.168.0.0/16", "192.175.48.0/24",
+    "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4"))
+# IPv6 global unicast is 2000::/3; within it, 2001::/23 (IETF protocol assignments: Teredo 2001::/32,
+# benchmarking, ORCHID…) and the documentation prefixes are not a destination either.
+_IPV6_GLOBAL_UNICAST = ipaddress.ip_network("2000::/3")
+_IPV6_NOT_PUBLIC = tuple(ipaddress.ip_network(net) for net in ("2001::/23", "2001:db8::/32", "3fff::/20"))
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052's well-known prefix; 64:ff9b:1::/48 stays refused
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d (and :: and ::1)
+_TEREDO = ipaddress.ip_network("2001::/32")
+
+
+def _ipv4_not_public(ip: ipaddress.IPv4Address) -> bool:
+    return not ip.is_global or ip.is_multicast or any(ip in net for net in _IPV4_NOT_PUBLIC)
+
+
+def non_public_reason(ip) -> str:
+    """Why an address is no public destination ("" when it is one). An IPv4 address must be global
+    and unicast; an IPv6 one global unicast (2000::/3, outside 2001::/23 and the documentation
+    prefixes). An IPv6 address that carries an IPv4 one is judged by it as well: IPv4-mapped
+    (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) by the IPv4 address alone (the packets go there),
+    6to4 (2002:aabb:ccdd::/48) by both; IPv4-compatible (::a.b.c.d), site-local (fec0::/10),
+    unique-local, link-local, multicast, local-use NAT64 (64:ff9b:1::/48) and Teredo (2001::/32) are
+    refused outright."""
+    if ip.version == 4:
+        return "not public" if _ipv4_not_public(ip) else ""
+    embedded = ip.ipv4_mapped or (ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF) if ip in _NAT64 else None)
+    if embedded is not None:
+        kind = "IPv4-mapped" if ip.ipv4_mapped else "NAT64 of"
+        return f"{kind} {embedded}, not public" if _ipv4_not_public(embedded) else ""
+    if ip in _IPV4_COMPATIBLE and not (ip.is_loopback or ip.is_unspecified):
+        return f"IPv4-compatible of {ipaddress.IPv4Address(int(ip))}, not global unicast"
+    if ip not in _IPV6_GLOBAL_UNICAST or ip.is_multicast:
+        return "not global unicast"
+    if any(ip in net for net in _IPV6_NOT_PUBLIC):
+        return "Teredo" if ip in _TEREDO else "not public"
+    if ip.sixtofour is not None and _ipv4_not_public(ip.sixtofour):
+        return f"6to4 of {ip.sixtofour}, not public"
+    return ""
 
 
 def validate_event_types(value) -> None:

@@ -14,6 +14,8 @@ from wallet.api.serializers import AccountSerializer, LedgerEntrySerializer
 # How each applied action's result reads: as the endpoint that would have applied it at once answers.
 RESULTS = {
     ApprovalAction.GAME_UPDATE: lambda game: GameSerializer(game).data,
+    ApprovalAction.GAME_ACTIVATE: lambda game: GameSerializer(game).data,
+    ApprovalAction.GAME_CREATE: lambda game: GameSerializer(game).data,
     ApprovalAction.ACCOUNT_ADJUST: lambda entry: {"account": AccountSerializer(entry.account).data,
                                                   "entry": LedgerEntrySerializer(entry).data},
     ApprovalAction.ROUND_VOID: lambda round_: RoundRecallSerializer(

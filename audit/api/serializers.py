@@ -40,15 +40,19 @@ class ConsistencyProofSerializer(serializers.Serializer):
     second_head = SignedHeadSerializer(allow_null=True)
 
 
+BIGINT_MAX = 2**63 - 1  # PostgreSQL's bigint: beyond it a lookup is refused here, not by the database
+
+
 class InclusionQuerySerializer(serializers.Serializer):
-    event_id = serializers.IntegerField(min_value=1)
-    tree_size = serializers.IntegerField(min_value=1, required=False,
+    event_id = serializers.IntegerField(min_value=1, max_value=BIGINT_MAX)
+    tree_size = serializers.IntegerField(min_value=1, max_value=BIGINT_MAX, required=False,
                                          help_text="Default: the latest signed head's.")
 
 
 class ConsistencyQuerySerializer(serializers.Serializer):
-    first = serializers.IntegerField(min_value=0)
-    second = serializers.IntegerField(min_value=0, required=False, help_text="Default: the latest signed head's.")
+    first = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX)
+    second = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX, required=False,
+                                      help_text="Default: the latest signed head's.")
 
 
 class AuditEventSerializer(serializers.ModelSerializer):

@@ -5,13 +5,20 @@ keeps nothing (``Echo``) and reads the queryset with ``iterator(chunk_size=...)`
 millions of rows never holds more than one chunk in memory. An ``Export`` names the columns and
 builds a row from one object; the admin hands it the queryset of the changelist being viewed.
 
-Free text that a person typed (reasons, ids chosen by operators or clients) goes through ``text``,
-so that a spreadsheet never runs it as a formula: a leading ``=``, ``+``, ``-``, ``@``, tab or
-carriage return gets a ``'`` in front (OWASP's advice). Amounts are numbers and are written as they are.
+Every cell of every row goes through ``safe_cell`` as it is written, so that a spreadsheet never runs
+any part of one as a formula, whichever of comma, semicolon or tab it splits the line on. A
+spreadsheet that splits ``x;=1+1;y`` on ``;`` gets the cell ``=1+1``: a ``'`` in front of the whole
+value would not help. So a ``'`` goes in front of every fragment that could start a formula: where
+the value starts, or after a separator (``,`` ``;`` tab, or a line break) and any spaces or double
+quotes, a ``=``, ``+``, ``-``, ``@``, tab or carriage return (or a full-width ``=`` ``+`` ``-`` ``@``)
+gets a ``'`` before it (``x;'=1+1;y``). A ``'`` already there gets one more, so that removing one
+``'`` at each such place always gives the value back. A cell that is a plain number (``-1.25``) is
+written as it is.
 """
 
 import csv
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,7 +30,11 @@ from django.utils import timezone
 CHUNK_SIZE = 2000
 # Rows are sent in pieces of about this many characters rather than one line at a time.
 FLUSH_CHARS = 64 * 1024
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# Where a spreadsheet may start a cell: the value's start, or after a separator it may split on
+# (comma, semicolon, tab; a line break ends the row), past spaces or double quotes it may drop.
+# A ' goes there when a formula character (or a ' of the value) follows.
+FRAGMENT_START = re.compile(r'(\A|[,;\t\r\n])([ "]*)(?=[\'=+\-@\t\r\uff1d\uff0b\uff0d\uff20])')
+PLAIN_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
 class Echo:
@@ -35,10 +46,18 @@ class Echo:
 
 # --- Cells ----------------------------------------------------------------------------------------
 
-def text(value) -> str:
-    """Typed text, made safe to open in a spreadsheet."""
+def safe_cell(value) -> str:
+    """A cell as written: a ``'`` before each fragment that could start a formula (or starts with
+    ``'``), whichever separator a spreadsheet splits on; a plain number as it is."""
     value = "" if value is None else str(value)
-    return "'" + value if value.startswith(FORMULA_PREFIXES) else value
+    if PLAIN_NUMBER.fullmatch(value):
+        return value
+    return FRAGMENT_START.sub(r"\1\2'", value)
+
+
+def text(value) -> str:
+    """Typed text (``safe_cell`` makes it, like every cell, safe to open in a spreadsheet)."""
+    return "" if value is None else str(value)
 
 
 def when(value: datetime | None) -> str:
@@ -84,10 +103,10 @@ def csv_response(export: Export, queryset: QuerySet) -> StreamingHttpResponse:
     writer = csv.writer(Echo())
 
     def generate():
-        yield writer.writerow(export.header)
+        yield writer.writerow([safe_cell(name) for name in export.header])
         pending, size = [], 0
         for row in export.rows(queryset):
-            line = writer.writerow(row)
+            line = writer.writerow([safe_cell(value) for value in row])
             pending.append(line)
             size += len(line)
             if size >= FLUSH_CHARS:

@@ -17,7 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.urls import path, reverse
 
 from backoffice.formatting import EMPTY
-from backoffice.lockout import LOCKED_MESSAGE, is_locked
+from backoffice.lockout import LOCKED, LOCKED_MESSAGE, REFUSED_ATTRIBUTE, SLOWED, SLOWED_MESSAGE
 
 
 @dataclass(frozen=True)
@@ -31,16 +31,20 @@ class SitePage:
 
 
 class LockoutAuthenticationForm(AdminAuthenticationForm):
-    """Django's admin log-in, saying so when the user name is locked out (backoffice.lockout)."""
+    """Django's admin log-in, saying so when the user name is locked out or slowed down here
+    (backoffice.lockout)."""
 
     def clean(self):
         try:
             return super().clean()
         except ValidationError:
-            username = self.cleaned_data.get("username")
-            if username and is_locked(username):
+            refused = getattr(self.request, REFUSED_ATTRIBUTE, None)  # set by the backend
+            if refused == LOCKED:
                 minutes = max(1, settings.LOGIN_LOCKOUT_SECONDS // 60)
                 raise ValidationError(LOCKED_MESSAGE.format(minutes=minutes), code="locked_out") from None
+            if refused == SLOWED:
+                raise ValidationError(SLOWED_MESSAGE.format(seconds=settings.LOGIN_SLOWDOWN_SECONDS),
+                                      code="slowed_down") from None
             raise
 
 

@@ -8,7 +8,8 @@ its requests itself and adds them to the shared counter API_THROTTLE_BATCH at a 
 round trip is paid once a batch, not on every bet; the requests that pass may then exceed the
 limit by at most a batch per process, a sliver of such a rate.
 The role comes from the user's permissions, which the permission check has already read (no
-query). Anonymous requests count by address. Over the rate, DRF answers 429 with Retry-After (the
+query). Anonymous requests count by the client's address (backoffice.addresses: X-Forwarded-For
+only from TRUSTED_PROXIES). Over the rate, DRF answers 429 with Retry-After (the
 seconds left in the window).
 """
 
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.throttling import BaseThrottle
 
+from backoffice.addresses import client_address, limited_address
 from backoffice.roles import ROLE_PERMISSIONS, STAFF_ROLES, Role
 
 PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
@@ -101,6 +103,11 @@ def _count(ident: str, key: str, limit: int, period: int) -> int:
 
 
 class RoleRateThrottle(BaseThrottle):
+    def get_ident(self, request) -> str:
+        """The client's address (backoffice.addresses; an IPv6 one's /64), not DRF's reading of
+        X-Forwarded-For as sent."""
+        return limited_address(client_address(request)) or "unknown"
+
     def allow_request(self, request, view) -> bool:
         user = request.user
         if user and user.is_authenticated:

@@ -63,6 +63,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
         ]
         if obj is None:
             fieldsets.append(("Provably fair", {"fields": ("client_seed",)}))
+            fieldsets.append(("Reason", {"fields": ("reason",)}))
             return fieldsets
         if self.has_change_permission(request, obj):
             fieldsets.append(("Reason for the change", {"fields": ("reason",)}))
@@ -103,8 +104,12 @@ class GameInstanceAdmin(BackOfficeAdmin):
                     return
                 game = outcome.result
             else:
-                game = services.game_create(actor=request.user, client_seed=data.get("client_seed"),
-                                            slug=data["slug"], **form.configuration())
+                outcome = submit(services.game_create, actor=request.user, reason=data.get("reason", ""),
+                                 client_seed=data.get("client_seed"), slug=data["slug"], **form.configuration())
+                if isinstance(outcome, Held):
+                    request._game_change_held = outcome.approval
+                    return
+                game = outcome.result
         except (ValidationError, Conflict) as error:
             raise ServiceRejected(service_error_messages(error)) from error
         except IntegrityError as error:
@@ -117,11 +122,27 @@ class GameInstanceAdmin(BackOfficeAdmin):
             return super().log_change(request, obj, message)
         return None
 
+    def log_addition(self, request, obj, message):
+        if getattr(request, "_game_change_held", None) is None:  # a held creation is in the audit trail
+            return super().log_addition(request, obj, message)
+        return None
+
+    def response_add(self, request, obj, post_url_continue=None):
+        approval = getattr(request, "_game_change_held", None)
+        if approval is None:
+            return super().response_add(request, obj, post_url_continue)
+        self.message_user(request, f"{request.POST.get('slug', '')}: a new active game needs a second person; sent "
+                                   f"for approval (request #{approval['id']}). The game does not exist yet.",
+                          messages.WARNING)
+        return HttpResponseRedirect(changelist_url(GameInstance))
+
     def response_change(self, request, obj):
         approval = getattr(request, "_game_change_held", None)
         if approval is None:
             return super().response_change(request, obj)
-        self.message_user(request, f"{obj.slug}: this game has taken bets, so the change needs a second person; "
+        what = ("activating a game" if approval["action"] == "game.activate"
+                else "this game has taken bets, so the change")
+        self.message_user(request, f"{obj.slug}: {what} needs a second person; "
                                    f"sent for approval (request #{approval['id']}). Nothing changed yet.",
                           messages.WARNING)
         return HttpResponseRedirect(admin_url(obj))

@@ -32,7 +32,7 @@ from wallet.validators import validate_stake
 def client_seed_field(**kwargs) -> serializers.CharField:
     # Not trimmed: the client seed is hashed as sent, every character counts. The pattern states
     # the rule in the schema (the validator is the rule).
-    kwargs.setdefault("help_text", "1 to 64 characters of UTF-8 text, no control characters.")
+    kwargs.setdefault("help_text", "1 to 64 characters: A-Z, a-z, 0-9, and - . _ ~ after the first character.")
     return StrictCharField(max_length=64, min_length=1, trim_whitespace=False, allow_blank=False,
                            validators=[validate_client_seed_field, RegexValidator(CLIENT_SEED_PATTERN)], **kwargs)
 
@@ -91,7 +91,8 @@ PAYOUT_FIELDS = ("decks", "player_multiplier", "banker_multiplier", "tie_multipl
 
 
 def _check_rtp_policy(attrs, current) -> None:
-    """The payouts inside the game's RTP policy; errors under ``rtp_policy`` when only the policy is sent."""
+    """The payouts under the ceiling of every game (settings.MAX_GAME_RTP: a new game's, or payouts that
+    change) and inside the game's RTP policy; errors under ``rtp_policy`` when only the policy is sent."""
     value = {name: attrs[name] if name in attrs else getattr(current, name, None)
              for name in (*PAYOUT_FIELDS, "rtp_policy")}
     if current is None:
@@ -100,7 +101,9 @@ def _check_rtp_policy(attrs, current) -> None:
     only_policy = "rtp_policy" in attrs and not any(name in attrs for name in PAYOUT_FIELDS)
     errors = configuration_errors(
         value["rtp_policy"], decks=value["decks"], field="rtp_policy" if only_policy else None,
-        multipliers=Multipliers(value["player_multiplier"], value["banker_multiplier"], value["tie_multiplier"]))
+        multipliers=Multipliers(value["player_multiplier"], value["banker_multiplier"], value["tie_multiplier"]),
+        ceiling=current is None or any(attrs[name] != getattr(current, name) for name in PAYOUT_FIELDS
+                                       if name in attrs))
     if errors:
         raise serializers.ValidationError(errors)
 
@@ -110,10 +113,13 @@ class GameCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
 
     client_seed = client_seed_field(required=False, write_only=True)
     rtp_policy = rtp_policy_field(required=False)
+    reason = reason_field(required=False, write_only=True,
+                          help_text="Why; recorded in the audit trail. Required when the new game needs a second "
+                                    "person (an active game, under APPROVAL_ACTIONS' game.create).")
 
     class Meta:
         model = GameInstance
-        fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at", "client_seed"]
+        fields = ["slug", *CONFIGURATION_FIELDS, "created_at", "updated_at", "client_seed", "reason"]
         read_only_fields = ["created_at", "updated_at"]  # named, so that sending one says so
         extra_kwargs = DECK_BOUNDS
 
@@ -194,8 +200,10 @@ class SeedsSerializer(serializers.Serializer):
 
 
 class SeedRotateSerializer(StrictInputMixin, serializers.Serializer):
-    client_seed = client_seed_field(required=False,
-                                    help_text="The new pair's client seed; the current one when omitted.")
+    client_seed = client_seed_field(
+        required=False,
+        help_text="The new pair's client seed (1 to 64 characters: A-Z, a-z, 0-9, and - . _ ~ after the first); "
+                  "the current one when omitted (a random one if the current one is outside that alphabet).")
 
 
 class SeedRotationSerializer(serializers.Serializer):

@@ -37,11 +37,14 @@ class GameListView(ApiView):
         return self.paginate(selectors.game_list(), s.GameSerializer)
 
     @extend_schema(tags=["games"], summary="Create a game instance (with its first seed pair)",
-                   request=s.GameCreateSerializer, responses={201: s.GameSerializer, **ERRORS})
+                   request=s.GameCreateSerializer, responses={201: s.GameSerializer, **HELD, **ERRORS})
     def post(self, request):
         data = dict(validated(s.GameCreateSerializer, request.data))
-        game = services.game_create(actor=request.user, client_seed=data.pop("client_seed", None), **data)
-        return Response(s.GameSerializer(game).data, status=status.HTTP_201_CREATED)
+        outcome = submit(services.game_create, actor=request.user, reason=data.pop("reason", ""),
+                         client_seed=data.pop("client_seed", None), **data)
+        if isinstance(outcome, Held):
+            return held_response(outcome)
+        return Response(s.GameSerializer(outcome.result).data, status=status.HTTP_201_CREATED)
 
 
 class GameDetailView(ApiView):

@@ -11,7 +11,7 @@ from games import services as game_services
 from games.choices import RoundStatus
 from games.models import GameInstance
 from tests.admin.conftest import client_for
-from tests.admin.helpers import admin_url, change_form
+from tests.admin.helpers import GAME_FORM, admin_url, change_form
 from tests.conftest import make_user
 from wallet.models import Account
 
@@ -104,3 +104,62 @@ def test_approving_needs_the_permission_of_the_action_too(as_operator, dealt):
     approver_client.post(admin_url(approval, "approve"), {"reason": "Seen the video"})
     dealt.refresh_from_db()
     assert dealt.status == RoundStatus.VOID and Approval.objects.get().status == "applied"
+
+
+def test_the_buttons_show_only_to_those_who_may_use_them(as_operator, as_second, as_support, dealt, operator):
+    as_operator.post(admin_url(dealt, "void"), {"reason": "Misdeal"})
+    approval = Approval.objects.get()
+    approve, reject = admin_url(approval, "approve"), admin_url(approval, "reject")
+    second = as_second.get(admin_url(approval, "change")).content.decode()
+    assert approve in second and reject in second
+    support = as_support.get(admin_url(approval, "change"))
+    assert support.status_code == 200
+    assert approve not in support.content.decode() and reject not in support.content.decode()
+    assert "Approve…" not in support.content.decode() and "Reject…" not in support.content.decode()
+    # The proposer may withdraw (reject) the request, never approve it.
+    own = as_operator.get(admin_url(approval, "change")).content.decode()
+    assert approve not in own and reject in own
+    # Holding "approve" without the action's own permission offers Reject… only.
+    approver = User.objects.create_user("only-approves", password="correct-horse-battery", is_staff=True)
+    approver.user_permissions.add(*Permission.objects.filter(
+        content_type__app_label="approvals", codename__in=["view_approval", "approve_approval"]))
+    page = client_for(approver).get(admin_url(approval, "change")).content.decode()
+    assert approve not in page and reject in page
+
+
+def test_a_refusal_names_the_permission_actually_missing(as_operator, as_support, dealt):
+    as_operator.post(admin_url(dealt, "void"), {"reason": "Misdeal"})
+    approval = Approval.objects.get()
+    for verb in ("approve", "reject"):
+        response = as_support.post(admin_url(approval, verb), {"reason": "x"})
+        assert response.status_code == 403
+        page = response.content.decode()
+        assert "<code>approvals.approve_approval</code>" in page and "approvals.view_approval" not in page
+    assert Approval.objects.get().status == "pending"
+
+
+def test_the_page_shows_the_proposal_beside_the_current_values(as_operator, as_second, game, dealt):
+    as_operator.post(admin_url(game, "change"), change_form(game, max_bet="999.00", reason="a"))
+    as_operator.post(admin_url(game, "change"), change_form(game, max_bet="600.00", reason="b"))
+    stale, cut = Approval.objects.order_by("pk")
+    as_second.post(admin_url(cut, "approve"), {"reason": "ok"})
+    page = as_second.get(admin_url(stale, "change")).content.decode()
+    assert "Proposed against" in page and "Now" in page
+    assert "<td>1000.00</td><td>999.00</td><td>600.00<strong> (changed since proposed)</strong></td>" in page
+    refused = as_second.post(admin_url(stale, "approve"), {"reason": "ok"}, follow=True)
+    assert any("max bet" in text and "600.00" in text for text in messages_of(refused))
+    assert GameInstance.objects.get().max_bet == 600 and Approval.objects.get(pk=stale.pk).status == "pending"
+
+
+def test_a_new_active_game_is_sent_for_approval(as_operator, as_second):
+    form = {**GAME_FORM, "reason": "Second table for the weekend"}
+    response = as_operator.post(admin_url(GameInstance, "add"), form, follow=True)
+    assert response.status_code == 200
+    approval = Approval.objects.get()
+    assert approval.action == "game.create"
+    assert any(f"request #{approval.pk}" in text for text in messages_of(response))
+    assert not GameInstance.objects.filter(slug="second-table").exists()
+    page = as_second.get(admin_url(approval, "change")).content.decode()
+    assert "new game second-table" in page and "pf-rtp-diff" in page
+    as_second.post(admin_url(approval, "approve"), {"reason": "ok"})
+    assert GameInstance.objects.get(slug="second-table").tie_multiplier == 8

@@ -33,7 +33,7 @@ SECTIONS = ("dashboard", "dashboard-filters", "dashboard-summary", "dashboard-rt
 @pytest.fixture
 def world(game, operator, integration, funded_account, clock, settle):  # noqa: F811
     second = game_services.game_create(actor=operator, slug="single-deck", name="Single deck", decks=1,
-                                       min_bet="1.00", max_bet="100.00", tie_multiplier="11")
+                                       min_bet="1.00", max_bet="100.00", tie_multiplier="10.5")
     accounts = [funded_account(f"player-{n}", "5000.00") for n in range(4)]
     play_random(random.Random(11), games=[game, second], accounts=accounts, integration=integration,
                 operator=operator, clock=clock, settle=settle, days=3, rounds_per_day=10)

@@ -4,6 +4,7 @@ exactly the rows the changelist's filters and search select, streamed, never an 
 import csv
 import io
 import json
+import re
 from datetime import datetime
 from decimal import Decimal
 
@@ -183,12 +184,13 @@ def test_the_audit_export_lets_anyone_recompute_each_leaf(as_support, world):
         values = {
             "id": int(row["event_id"]),
             "created_at": datetime.fromisoformat(row["created_at"]),
-            "actor": row["actor"].removeprefix("'"),
+            "actor": original(row["actor"]),
             "actor_user_id": int(row["actor_user_id"]) if row["actor_user_id"] else None,
-            "action": row["action"], "object_type": row["object_type"], "object_id": row["object_id"],
-            "before": json.loads(row["before"]) if row["before"] else None,
-            "after": json.loads(row["after"]) if row["after"] else None,
-            "reason": row["reason"], "request_id": row["request_id"], "source_ip": row["source_ip"] or None,
+            "action": row["action"], "object_type": row["object_type"], "object_id": original(row["object_id"]),
+            "before": json.loads(original(row["before"])) if row["before"] else None,
+            "after": json.loads(original(row["after"])) if row["after"] else None,
+            "reason": original(row["reason"]), "request_id": original(row["request_id"]),
+            "source_ip": row["source_ip"] or None,
         }
         stream.append(leaf_hash(leaf_entry(values)))
         assert int(row["covered_by_head"]) == head.tree_size
@@ -204,6 +206,71 @@ def test_typed_text_cannot_run_as_a_spreadsheet_formula(as_support, operator, wo
     assert len(rows) == 1
     assert rows[0]["reason"] == '\'=HYPERLINK("http://evil.example","x")'
     assert rows[0]["amount"] == "-1.00"
+
+
+# --- No formula, whichever separator a spreadsheet splits on ------------------------------------------
+
+FORMULA_CHARACTERS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+SEPARATORS = (",", ";", "\t")
+NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # a whole cell that is a number is a number, not a formula
+HOSTILE = [
+    "x;=1+1;y", "x,=1+1,y", "x\t=1+1\ty", "=1+1", "+1+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1", "x; =1",
+    'x;"=1+1";y', "x\n=1+1", "x\r\n-1", "a;\tb", "a;\rb", "a,@b", "\uff1dSUM(A1)", "x;\uff0b1", "'=1", "''",
+    "';=1;'", '=HYPERLINK("http://evil.example","x")', "x;;=1", "x; ;=1",
+]
+
+
+def original(cell: str) -> str:
+    """The value back from its exported cell: one ' removed wherever safe_cell put one."""
+    return re.sub(r"""(\A|[,;\t\r\n])([ "]*)'""", r"\1\2", cell)
+
+
+def spreadsheet_cells(text: str):
+    """Every cell a spreadsheet could make of the export: split on each separator, honouring the
+    double quotes or not, lines ended by any line break when not."""
+    for separator in SEPARATORS:
+        yield from (cell for row in csv.reader(io.StringIO(text, newline=""), delimiter=separator) for cell in row)
+        for line in re.split(r"\r\n|\r|\n", text):
+            yield from line.split(separator)
+
+
+def formula_cells(text: str) -> list[str]:
+    return [cell for cell in spreadsheet_cells(text)
+            if cell.lstrip(' "').startswith(FORMULA_CHARACTERS) and not NUMBER.fullmatch(cell)]
+
+
+@pytest.mark.parametrize("value", HOSTILE, ids=repr)
+def test_no_fragment_of_a_cell_starts_a_formula_and_the_value_comes_back(value):
+    cell = exports.safe_cell(value)
+
+    line = io.StringIO()
+    csv.writer(line).writerow(["1", cell, "-1.25"])
+    assert formula_cells(line.getvalue()) == []
+    assert original(cell) == value
+
+
+@pytest.mark.parametrize("value", ["-1.25", "-1", "0", "12", "1000000.00", "player-1", "a b", "", "x;y", "2026-12-02"])
+def test_numbers_and_harmless_text_are_written_as_they_are(value):
+    assert exports.safe_cell(value) == value
+
+
+def test_no_cell_of_any_export_starts_a_formula_whichever_separator(as_support, operator, integration, game,
+                                                                     funded_account):
+    funded_account("x;=1+1;y", "100.00")
+    wallet_services.account_adjust(external_id="x;=1+1;y", actor=operator, amount="-1.25",
+                                   reason="refund;@SUM(A1)\t=1,-2+3")
+    round_ = game_services.round_open(game_id=game.pk, actor=integration)
+    game_services.bet_place(round_id=round_.pk, account_external_id="x;=1+1;y", bet_type="BANKER", stake="1.00",
+                            idempotency_key="k;+1;-1", client=integration)
+    game_services.round_void(round_id=round_.pk, actor=operator, reason="a,=cmd|' /C calc'!A0")
+
+    for model in MODELS:
+        text = body(as_support.get(export_url(model)))
+        assert formula_cells(text) == [], model.__name__
+    ledger = rows_of(as_support.get(export_url(LedgerEntry), {"q": "refund"}))
+    assert [row["amount"] for row in ledger] == ["-1.25"]  # a number stays a number
+    assert ledger[0]["account"] == "x;'=1+1;y"
+    assert original(ledger[0]["reason"]) == "refund;@SUM(A1)\t=1,-2+3"
 
 
 # --- Streaming -------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ from games import services as game_services
 from games.models import GameInstance, SeedPair
 from tests.admin.helpers import GAME_FORM, admin_url, change_form, snapshot
 
-pytestmark = pytest.mark.django_db
+# Games created at once (four eyes on creation: tests/admin/test_approvals_admin.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("games_created_at_once")]
 
 
 def form_errors(response, field):
@@ -23,13 +24,13 @@ def form_errors(response, field):
 # --- Create -----------------------------------------------------------------------------------------
 
 def test_operator_creates_a_game_through_the_service(as_operator, operator):
-    response = as_operator.post(admin_url(GameInstance, "add"), {**GAME_FORM, "client_seed": "my client seed"})
+    response = as_operator.post(admin_url(GameInstance, "add"), {**GAME_FORM, "client_seed": "my-client-seed"})
 
     assert response.status_code == 302, response.context and response.context["adminform"].form.errors
     game = GameInstance.objects.get(slug="second-table")
     assert (game.decks, game.tie_multiplier, game.max_bet) == (6, Decimal("8.0"), Decimal("500.00"))
     pair = SeedPair.objects.get(game=game, revealed_at__isnull=True)
-    assert pair.client_seed == "my client seed"
+    assert pair.client_seed == "my-client-seed"
     created = AuditEvent.objects.get(action="game.created", object_id=str(game.pk))
     assert created.actor_user == operator
     assert created.after["tie_multiplier"] == "8.0000"
@@ -42,11 +43,12 @@ def test_an_empty_client_seed_gets_a_random_one(as_operator):
     assert len(pair.client_seed) == 16
 
 
-def test_the_add_form_needs_no_reason_and_has_no_reason_field(as_operator):
+def test_the_add_form_has_an_optional_reason_field(as_operator):
+    # Required only when the new game needs a second person (tests/admin/test_approvals_admin.py).
     response = as_operator.get(admin_url(GameInstance, "add"))
 
     assert response.status_code == 200
-    assert b'name="reason"' not in response.content
+    assert not response.context["adminform"].form.fields["reason"].required
     assert b'name="client_seed"' in response.content
 
 
@@ -72,6 +74,8 @@ def test_a_multiplier_far_too_large_gets_the_rule_its_help_states(as_operator, g
     ("min_bet", "0", "greater than zero"),
     ("max_bet", "0.50", "at least the minimum bet"),
     ("client_seed", "bad\x07seed", "control characters"),
+    ("client_seed", "';touch x;'", "the digits 0-9"),
+    ("client_seed", "my client seed", "the digits 0-9"),
     ("slug", "main-table", "already exists"),
 ])
 def test_invalid_input_is_a_form_error_on_its_field_and_writes_nothing(as_operator, game, field, value, message):
@@ -198,13 +202,13 @@ def test_the_add_form_previews_the_defaults(as_operator):
     assert "98.9421 %" in response.content.decode()
 
 
-def test_a_game_configured_above_100_percent_can_still_be_saved_with_the_warning_shown(as_operator, game):
-    response = as_operator.post(admin_url(game, "change"), change_form(game, tie_multiplier="11", reason="Promo"),
-                                follow=True)
+def test_a_game_configured_above_the_ceiling_is_refused_on_its_multiplier(as_operator, game):
+    # MAX_GAME_RTP (100 %): tie 11 on 8 decks returns 104.6716 %.
+    response = as_operator.post(admin_url(game, "change"), change_form(game, tie_multiplier="11", reason="Promo"))
 
+    assert any("above the ceiling of 100.0000 %" in error for error in form_errors(response, "tie_multiplier"))
     game.refresh_from_db()
-    assert game.tie_multiplier == Decimal("11")
-    assert response.status_code == 200
+    assert game.tie_multiplier == Decimal("9")
 
 
 def test_the_changelist_shows_the_return_to_player_of_each_game(as_operator, game):
@@ -281,10 +285,10 @@ def test_the_rotate_button_page_rotates_with_a_new_client_seed(as_operator, game
     assert page.status_code == 200
     assert b"csrfmiddlewaretoken" in page.content
 
-    response = as_operator.post(admin_url(game, "rotate_seed"), {"client_seed": "fresh seed"})
+    response = as_operator.post(admin_url(game, "rotate_seed"), {"client_seed": "fresh-seed"})
 
     assert response.status_code == 302 and response["Location"] == admin_url(game, "change")
-    assert SeedPair.objects.get(game=game, revealed_at__isnull=True).client_seed == "fresh seed"
+    assert SeedPair.objects.get(game=game, revealed_at__isnull=True).client_seed == "fresh-seed"
     assert SeedPair.objects.filter(game=game, revealed_at__isnull=False).count() == 1
 
 

@@ -28,7 +28,7 @@ def world(game, operator, integration, play, funded_account, django_capture_on_c
     player = funded_account("player-1", "500.00")
     other = funded_account("player-2", "300.00")
     second = game_services.game_create(actor=operator, slug="single-deck", name="Single deck", decks=1,
-                                       min_bet="1.00", max_bet="100.00", tie_multiplier="11")
+                                       min_bet="1.00", max_bet="100.00", tie_multiplier="10.5")
     for bet_type in ("PLAYER", "BANKER", "TIE"):
         play(bets=[(player, bet_type, "10.00"), (other, "BANKER", "5.00")])
     play(bets=[(other, "TIE", "1.00")], game_=second)

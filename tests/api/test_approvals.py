@@ -5,6 +5,7 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from approvals.models import Approval
@@ -82,14 +83,15 @@ class TestHolding:
         assert_names_field(response, 400, "max_bet")
         assert not Approval.objects.exists()
 
-    def test_an_adjustment_from_the_threshold(self, as_operator, player):
+    def test_an_adjustment_from_the_threshold(self, as_operator, player, funded_account):
         approval = held(as_operator.post(f"{API}/accounts/player-1/adjust/",
                                          {"amount": "10000.00", "reason": "jackpot"}))
         assert approval["changes"]["amount"] == "10000.00"
         assert approval["changes"]["balance"] == {"before": "500.00", "after": "10500.00"}
-        below = as_operator.post(f"{API}/accounts/player-1/adjust/", {"amount": "9999.99", "reason": "bonus"})
+        funded_account("fresh", "0")  # no adjustment in the window yet
+        below = as_operator.post(f"{API}/accounts/fresh/adjust/", {"amount": "9999.99", "reason": "bonus"})
         assert below.status_code == 201
-        assert Account.objects.get().balance == Decimal("10499.99")
+        assert Account.objects.get(external_id="fresh").balance == Decimal("9999.99")
 
     def test_an_adjustment_the_ledger_refuses_is_a_400_not_a_request(self, as_operator, player, unchanged):
         with unchanged():
@@ -117,31 +119,31 @@ class TestHolding:
 
 class TestDeciding:
     def test_a_second_operator_applies_it(self, as_operator, as_second, second_operator, game_with_bets):
-        approval = held(as_operator.patch(f"{API}/games/main-table/", {"status": "suspended", "reason": "audit"}))
+        approval = held(as_operator.patch(f"{API}/games/main-table/", {"max_bet": "900.00", "reason": "audit"}))
         response = as_second.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "checked"})
         assert response.status_code == 200, response.content
         body = response.json()
         assert body["approval"]["status"] == "applied" and body["approval"]["decided_by"] == second_operator.username
-        assert body["result"]["status"] == "suspended"
-        assert GameInstance.objects.get().status == "suspended"
-        changed = AuditEvent.objects.get(action="game.status_changed")
+        assert body["result"]["max_bet"] == "900.00"
+        assert GameInstance.objects.get().max_bet == Decimal("900.00")
+        changed = AuditEvent.objects.get(action="game.configured")
         assert changed.actor == second_operator.username and f"approval #{approval['id']}" in changed.reason
         assert AuditEvent.objects.filter(action="approval.applied", reason="checked").exists()
 
     def test_the_proposer_cannot_approve_their_own(self, as_operator, game_with_bets):
-        approval = held(as_operator.patch(f"{API}/games/main-table/", {"status": "suspended", "reason": "audit"}))
+        approval = held(as_operator.patch(f"{API}/games/main-table/", {"max_bet": "900.00", "reason": "audit"}))
         response = as_operator.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "me"})
         assert response.status_code == 403
         assert Approval.objects.get().status == "pending"
-        assert GameInstance.objects.get().status == "active"
+        assert GameInstance.objects.get().max_bet == Decimal("1000.00")
 
     def test_support_cannot_approve(self, as_operator, as_support, game_with_bets):
-        approval = held(as_operator.patch(f"{API}/games/main-table/", {"status": "suspended", "reason": "audit"}))
+        approval = held(as_operator.patch(f"{API}/games/main-table/", {"max_bet": "900.00", "reason": "audit"}))
         assert as_support.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "x"}).status_code == 403
         assert as_support.get(f"{API}/approvals/").status_code == 200
 
     @pytest.mark.parametrize(("propose", "permission"), [
-        (lambda api, round_: api.patch(f"{API}/games/main-table/", {"status": "suspended", "reason": "audit"}),
+        (lambda api, round_: api.patch(f"{API}/games/main-table/", {"max_bet": "900.00", "reason": "audit"}),
          "games.change_gameinstance"),
         (lambda api, round_: api.post(f"{API}/accounts/player-1/adjust/", {"amount": "25000.00", "reason": "win"}),
          "wallet.adjust_account"),
@@ -152,12 +154,12 @@ class TestDeciding:
         approval = held(propose(as_operator, dealt_round))
         approver = make_user("only-approves", None)
         grant(approver, "approvals.view_approval", "approvals.approve_approval")
-        before = (GameInstance.objects.get().status, Account.objects.get().balance, Round.objects.get().status)
+        before = (GameInstance.objects.get().max_bet, Account.objects.get().balance, Round.objects.get().status)
         response = api_as(approver).post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "looks fine"})
         assert response.status_code == 403
         assert permission in response.json()["detail"]
         assert Approval.objects.get().status == "pending"
-        assert (GameInstance.objects.get().status, Account.objects.get().balance, Round.objects.get().status) == before
+        assert (GameInstance.objects.get().max_bet, Account.objects.get().balance, Round.objects.get().status) == before
         grant(approver, permission)
         response = api_as(approver).post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "looks fine"})
         assert response.status_code == 200, response.content
@@ -209,7 +211,7 @@ class TestDeciding:
 
     @pytest.mark.parametrize("body", [{}, {"reason": ""}, {"reason": "  "}])
     def test_a_decision_needs_a_reason(self, as_operator, as_second, game_with_bets, body):
-        approval = held(as_operator.patch(f"{API}/games/main-table/", {"status": "suspended", "reason": "audit"}))
+        approval = held(as_operator.patch(f"{API}/games/main-table/", {"max_bet": "900.00", "reason": "audit"}))
         for verb in ("approve", "reject"):
             assert_names_field(as_second.post(f"{API}/approvals/{approval['id']}/{verb}/", body), 400, "reason")
         assert Approval.objects.get().status == "pending"
@@ -220,7 +222,7 @@ class TestDeciding:
 
 class TestQueue:
     def test_filters(self, as_operator, as_support, game_with_bets, dealt_round):
-        held(as_operator.patch(f"{API}/games/main-table/", {"status": "suspended", "reason": "a"}))
+        held(as_operator.patch(f"{API}/games/main-table/", {"max_bet": "900.00", "reason": "a"}))
         void = held(as_operator.post(f"{API}/rounds/{dealt_round.pk}/void/", {"reason": "b"}))
 
         def ids(**params):
@@ -257,3 +259,119 @@ class TestPolicyAssignment:
         assert_names_field(response, 409, "approval")
         assert "is below the minimum of 85.0000 %" in response.json()["approval"][0]
         assert GameInstance.objects.get().tie_multiplier == Decimal("9")
+
+
+class TestStaleRequests:
+    def test_an_approval_over_newer_state_is_a_409_naming_the_fields_that_moved(self, as_operator, as_second,
+                                                                                 game_with_bets, api_as):
+        stale = held(as_operator.patch(f"{API}/games/main-table/", {"max_bet": "999.00", "reason": "a"}))
+        other = held(as_operator.patch(f"{API}/games/main-table/", {"tie_multiplier": "8.5", "reason": "b"}))
+        cut = held(as_operator.patch(f"{API}/games/main-table/", {"max_bet": "600.00", "reason": "c"}))
+        assert as_second.post(f"{API}/approvals/{cut['id']}/approve/", {"reason": "ok"}).status_code == 200
+        response = as_second.post(f"{API}/approvals/{stale['id']}/approve/", {"reason": "ok"})
+        assert_names_field(response, 409, "max_bet")
+        assert_names_field(response, 409, "approval")
+        assert "1000.00" in response.json()["max_bet"][0] and "600.00" in response.json()["max_bet"][0]
+        assert GameInstance.objects.get().max_bet == Decimal("600.00")
+        assert Approval.objects.get(pk=stale["id"]).status == "pending"
+        # A request whose own fields did not move still applies.
+        assert as_second.post(f"{API}/approvals/{other['id']}/approve/", {"reason": "ok"}).status_code == 200
+        assert GameInstance.objects.get().tie_multiplier == Decimal("8.5")
+
+
+class TestAdjustmentWindow:
+    def test_an_adjustment_split_below_the_threshold_needs_a_second_person(self, as_operator, funded_account):
+        funded_account("p1", "0")
+        first = as_operator.post(f"{API}/accounts/p1/adjust/", {"amount": "9999.99", "reason": "one"})
+        assert first.status_code == 201, first.content
+        approval = held(as_operator.post(f"{API}/accounts/p1/adjust/", {"amount": "-9999.99", "reason": "two"}))
+        assert approval["changes"]["adjusted_in_window"] == {"before": "9999.99", "after": "19999.98"}
+        assert Account.objects.get(external_id="p1").balance == Decimal("9999.99")
+
+    def test_pending_requests_do_not_count_applied_ones_do(self, as_operator, as_second, funded_account):
+        funded_account("p1", "0")
+        big = held(as_operator.post(f"{API}/accounts/p1/adjust/", {"amount": "50000.00", "reason": "jackpot"}))
+        assert as_operator.post(f"{API}/accounts/p1/adjust/", {"amount": "100.00", "reason": "x"}).status_code == 201
+        assert as_second.post(f"{API}/approvals/{big['id']}/approve/", {"reason": "ok"}).status_code == 200
+        held(as_operator.post(f"{API}/accounts/p1/adjust/", {"amount": "100.00", "reason": "y"}))
+
+    def test_the_window_is_a_setting(self, as_operator, funded_account, settings):
+        funded_account("p1", "9999.00")  # an adjustment
+        held(as_operator.post(f"{API}/accounts/p1/adjust/", {"amount": "1.00", "reason": "x"}))
+        settings.APPROVAL_ADJUSTMENT_WINDOW_HOURS = 0  # the window holds nothing made before now
+        assert as_operator.post(f"{API}/accounts/p1/adjust/", {"amount": "1.00", "reason": "x"}).status_code == 201
+
+
+# 10× / 10× / 100× on 8 decks: an exact RTP of 456 %, 468 % and 952 %.
+GENEROUS = {"player_multiplier": "10", "banker_multiplier": "10", "tie_multiplier": "100"}
+NEW_GAME = {"slug": "vip", "name": "VIP", "min_bet": "1.00", "max_bet": "500.00"}
+
+
+class TestGameCeilingAndCreation:
+    def test_a_game_paying_more_than_it_takes_is_refused_whatever_its_policy(self, as_operator, administrator,
+                                                                              game, unchanged):
+        game_services.rtp_policy_create(actor=administrator, name="Lax", max_rtp=Decimal("9999"))
+        with unchanged():
+            created = as_operator.post(f"{API}/games/", {**NEW_GAME, **GENEROUS, "rtp_policy": "Lax", "reason": "x"})
+            changed = as_operator.patch(f"{API}/games/main-table/", {"banker_multiplier": "2.2", "reason": "x"})
+        for field in GENEROUS:
+            assert_names_field(created, 400, field)
+        assert "above the ceiling of 100.0000 %" in created.json()["tie_multiplier"][0]
+        assert_names_field(changed, 400, "banker_multiplier")
+        with pytest.raises(ValidationError) as refused:
+            game_services.game_update(game_id=game.pk, actor=administrator, reason="x",
+                                      changes={"tie_multiplier": Decimal("11")})
+        assert set(refused.value.message_dict) == {"tie_multiplier"}
+
+    def test_the_ceiling_is_a_setting(self, as_operator, game, settings):
+        settings.MAX_GAME_RTP = Decimal("1.05")  # tie 11 returns 104.6716 %
+        response = as_operator.patch(f"{API}/games/main-table/", {"tie_multiplier": "11", "reason": "x"})
+        assert response.status_code == 200, response.content
+
+    def test_creating_an_active_game_waits_for_a_second_person(self, as_operator, as_second, operator):
+        approval = held(as_operator.post(f"{API}/games/", {**NEW_GAME, "client_seed": "vip-seed",
+                                                           "reason": "new VIP table"}))
+        assert approval["action"] == "game.create" and approval["changes"]["slug"] == "vip"
+        assert approval["changes"]["tie_multiplier"] == "9.0000" and approval["object_id"] == ""
+        assert not GameInstance.objects.filter(slug="vip").exists()
+        assert as_operator.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "me"}).status_code == 403
+        response = as_second.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "checked"})
+        assert response.status_code == 200, response.content
+        game = GameInstance.objects.get(slug="vip")
+        assert response.json()["result"]["slug"] == "vip" and game.status == "active"
+        assert game.seed_pairs.get().client_seed == "vip-seed"
+        assert Approval.objects.get().object_id == str(game.pk)
+
+    def test_creating_one_needs_a_reason_when_held(self, as_operator, unchanged):
+        with unchanged():
+            assert_names_field(as_operator.post(f"{API}/games/", NEW_GAME), 400, "reason")
+
+    def test_a_suspended_game_is_created_at_once_and_its_activation_waits(self, as_operator, as_second):
+        created = as_operator.post(f"{API}/games/", {**NEW_GAME, "status": "suspended"})
+        assert created.status_code == 201, created.content
+        approval = held(as_operator.patch(f"{API}/games/vip/", {"status": "active", "reason": "open it"}))
+        assert approval["action"] == "game.activate"
+        assert approval["changes"] == {"status": {"before": "suspended", "after": "active"}}
+        assert GameInstance.objects.get(slug="vip").status == "suspended"
+        assert as_second.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "ok"}).status_code == 200
+        assert GameInstance.objects.get(slug="vip").status == "active"
+
+    def test_suspending_a_game_never_needs_a_second_person(self, as_operator, game_with_bets):
+        response = as_operator.patch(f"{API}/games/main-table/", {"status": "suspended", "reason": "incident"})
+        assert response.status_code == 200, response.content
+        assert GameInstance.objects.get().status == "suspended" and not Approval.objects.exists()
+        assert as_operator.patch(f"{API}/games/main-table/", {"status": "retired", "reason": "closed"}
+                                 ).status_code == 200
+
+    def test_left_out_of_the_setting_a_game_is_created_at_once(self, as_operator, settings):
+        settings.APPROVAL_ACTIONS = ["game.update"]
+        assert as_operator.post(f"{API}/games/", NEW_GAME).status_code == 201
+
+
+class TestRefusalsNameThePermission:
+    def test_support_is_told_it_lacks_the_approve_permission(self, as_operator, as_support, game_with_bets):
+        approval = held(as_operator.patch(f"{API}/games/main-table/", {"max_bet": "900.00", "reason": "audit"}))
+        response = as_support.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "x"})
+        assert response.status_code == 403
+        assert "approvals.approve_approval" in response.json()["detail"]
+        assert "view_approval" not in response.json()["detail"]

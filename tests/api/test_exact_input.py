@@ -11,7 +11,8 @@ from games import services
 from games.models import Bet
 from tests.api.helpers import API, assert_names_field
 
-pytestmark = pytest.mark.django_db
+# Games created at once: what is read here is the input (four eyes on creation: tests/api/test_approvals.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("games_created_at_once")]
 
 
 def post_raw(client, url, raw: str):

@@ -10,7 +10,8 @@ from games.engine import Multipliers, odds_report
 from games.models import GameInstance, SeedPair
 from tests.api.helpers import API, assert_names_field
 
-pytestmark = pytest.mark.django_db
+# Creating a game itself (four eyes on creation: tests/api/test_approvals.py).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("games_created_at_once")]
 
 NEW_GAME = {"slug": "vip", "name": "VIP table", "min_bet": "5.00", "max_bet": "5000.00"}
 
@@ -76,6 +77,8 @@ class TestCreate:
         ("client_seed", ""),
         ("client_seed", "x" * 65),
         ("client_seed", "tab\there"),
+        ("client_seed", "';touch x;'"),
+        ("client_seed", "é"),
     ])
     def test_rejects_bad_input_naming_the_field_and_writes_nothing(self, as_operator, game, unchanged,
                                                                    field, value):

@@ -51,7 +51,8 @@ def test_a_balance_at_the_top_wins_beside_another_player_and_both_are_paid(game,
 
 
 def test_winnings_may_take_a_balance_past_the_maximum_and_refunds_and_debits_still_work(
-        game, integration, operator, funded_account, as_operator):
+        game, integration, operator, funded_account, as_operator, settings):
+    settings.APPROVAL_ADJUSTMENT_WINDOW_HOURS = 0  # the funding adjustment leaves the later ones alone
     funded_account("whale", str(MAX_BALANCE))
     round_ = games.round_open(game_id=game.pk, actor=integration)
     bet_each_side(round_, integration, "whale", "1000.00")
@@ -79,7 +80,8 @@ def test_a_credit_past_the_maximum_balance_is_a_400_and_writes_nothing(as_operat
     assert_names_field(response, 400, "amount")
 
 
-def test_a_credit_up_to_the_maximum_balance_is_accepted(as_operator, funded_account):
+def test_a_credit_up_to_the_maximum_balance_is_accepted(as_operator, funded_account, settings):
+    settings.APPROVAL_ADJUSTMENT_WINDOW_HOURS = 0  # the funding adjustment leaves the later ones alone
     funded_account("whale", NEAR_THE_TOP)
     response = as_operator.post(f"{API}/accounts/whale/adjust/", {"amount": "1.00", "reason": "deposit"})
     assert response.status_code == 201, response.content

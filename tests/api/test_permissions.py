@@ -65,7 +65,7 @@ class Endpoint:
 ENDPOINTS = [
     Endpoint("games.list", "get", lambda w: "/games/", READERS),
     Endpoint("games.create", "post", lambda w: "/games/", {OPERATOR, ADMIN},
-             {"slug": "new-table", "name": "New", "min_bet": "1.00", "max_bet": "10.00"}),
+             {"slug": "new-table", "name": "New", "min_bet": "1.00", "max_bet": "10.00", "reason": "matrix"}),
     Endpoint("games.detail", "get", lambda w: "/games/main-table/", READERS),
     Endpoint("games.update", "patch", lambda w: "/games/main-table/", {OPERATOR, ADMIN},
              {"tie_multiplier": "8.5", "reason": "matrix"}),

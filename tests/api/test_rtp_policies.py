@@ -104,7 +104,10 @@ class TestGamesUnderAPolicy:
         policy = as_support.get(f"{API}/games/main-table/odds/").json()["policy"]
         assert policy["name"] == "MGA" and policy["min_banker_rtp"] == "97.0000" and policy["max_player_rtp"] is None
 
-    def test_without_a_policy_todays_rules_stand(self, as_operator, game):
-        response = as_operator.patch(f"{API}/games/main-table/", {"tie_multiplier": "20", "reason": "promo"})
+    def test_without_a_policy_only_the_ceiling_of_every_game_stands(self, as_operator, game):
+        # Tie 10.5 on 8 decks returns 99.9138 %: under MAX_GAME_RTP (100 %); tie 20 (190 %) is not.
+        response = as_operator.patch(f"{API}/games/main-table/", {"tie_multiplier": "10.5", "reason": "promo"})
         assert response.status_code == 200 and response.json()["rtp_policy"] is None
+        assert_names_field(as_operator.patch(f"{API}/games/main-table/", {"tie_multiplier": "20", "reason": "promo"}),
+                           400, "tie_multiplier")
 

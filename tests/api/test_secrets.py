@@ -56,7 +56,7 @@ def every_api_route() -> set:
 
 
 def test_no_unrevealed_server_seed_in_any_response(api_as, operator, integration, support, administrator, nobody,
-                                                    django_capture_on_commit_callbacks):
+                                                    django_capture_on_commit_callbacks, games_created_at_once):
     walk = Walker()
     op, game_server, staff, admin = api_as(operator), api_as(integration), api_as(support), api_as(administrator)
     anonymous, stranger = api_as(None), api_as(nobody)

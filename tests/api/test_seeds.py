@@ -75,11 +75,12 @@ class TestRotate:
         assert new.server_seed not in response.content.decode()
 
     def test_takes_a_new_client_seed(self, as_operator, game):
-        response = rotate(as_operator, client_seed="player:chosen:seed")
+        response = rotate(as_operator, client_seed="player.chosen-seed_1~")
         assert response.status_code == 200
-        assert response.json()["active"]["client_seed"] == "player:chosen:seed"
+        assert response.json()["active"]["client_seed"] == "player.chosen-seed_1~"
 
-    @pytest.mark.parametrize("client_seed", ["", "x" * 65, "line\nbreak", None, ["a"]])
+    @pytest.mark.parametrize("client_seed", ["", "x" * 65, "line\nbreak", None, ["a"], "';touch x;'",
+                                             "$(id)", "`id`", "seed with spaces", "Ünïcödé", "-flag", "a:b"])
     def test_rejects_a_bad_client_seed(self, as_operator, game, unchanged, client_seed):
         with unchanged():
             response = rotate(as_operator, client_seed=client_seed)

@@ -9,8 +9,8 @@ WAIT = 20  # seconds a thread may take before the test calls it stuck
 
 
 def sequence_all(timeout: float = WAIT) -> None:
-    """Sequence until no event is pending. On a shared PostgreSQL server a transaction open in any
-    database holds the sequencer's horizon back for a moment (audit.sequencer)."""
+    """Sequence until no event is pending (a transaction of the test's own still open, a thread's,
+    keeps its events pending until it ends: audit.sequencer)."""
     deadline = time.monotonic() + timeout
     while True:
         sequence_pending()

@@ -4,17 +4,27 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
+import psycopg
 import pytest
 from django.db import connections, transaction
+from psycopg import sql
 
 from audit import merkle
 from audit.chain import HASHED_FIELDS, leaf_entry
 from audit.context import request_context
 from audit.models import AuditEvent, AuditLeaf, AuditSequencerState
 from audit.sequencer import sequence_pending, stored_perfect
-from audit.services import audit_record, audit_record_many, audit_sequence, audit_sequencing_deferred
+from audit.services import (
+    audit_head_sign,
+    audit_record,
+    audit_record_many,
+    audit_sequence,
+    audit_sequencing_deferred,
+)
+from dbutils.postgresql import urls as database_urls
 from games import services as game_services
 from games.models import GameInstance
+from tests import app_role
 from tests.audit.helpers import WAIT, sequence_all
 from wallet.models import Account
 
@@ -61,7 +71,7 @@ def test_in_the_embedded_default_an_event_is_sequenced_as_its_transaction_commit
     with transaction.atomic():
         event = record()
         assert not AuditLeaf.objects.filter(event=event).exists()  # pending until the commit
-    sequence_all()  # the on-commit run may have found the horizon held back by another database
+    sequence_all()
     assert AuditLeaf.objects.get(event=event).index == AuditLeaf.objects.count() - 1
     assert_log_whole()
 
@@ -74,7 +84,7 @@ def test_inside_a_deferred_block_events_are_sequenced_once_on_leaving_in_commit_
             with transaction.atomic():
                 events.append(record(n))
         assert not AuditLeaf.objects.filter(event__in=events).exists()  # committed, still pending
-    sequence_all()  # the run on leaving may have found the horizon held back by another database
+    sequence_all()
     assert [event_id for _index, event_id in leaves()][-3:] == [event.pk for event in events]
     assert_log_whole()
     with transaction.atomic():
@@ -128,9 +138,10 @@ def test_a_writer_does_not_wait_for_another_writers_open_transaction(postgres, s
 
 
 @pytest.mark.services
-def test_an_event_committed_first_waits_for_an_older_transaction_still_in_flight(postgres, settings):
-    """The older transaction's event has the lower id but is not visible yet: the sequencer must not
-    give the newer one its leaf first and then skip or misplace the older one."""
+def test_an_event_committed_first_is_sequenced_while_an_older_transaction_is_in_flight(postgres, settings):
+    """The older transaction's event has the lower id but is not visible yet: the newer one gets its
+    leaf at once (it committed first), and the older one its leaf once it commits, after it: commit
+    order, nothing skipped, nothing twice."""
     settings.AUDIT_SEQUENCE_ON_COMMIT = False
     release, written = threading.Event(), threading.Event()
 
@@ -144,12 +155,91 @@ def test_an_event_committed_first_waits_for_an_older_transaction_still_in_flight
     with in_thread(older) as first:
         assert written.wait(WAIT)
         newer = record(2)  # committed (autocommit) while the older transaction runs
-        assert sequence_pending() == 0
-        assert not AuditLeaf.objects.filter(event=newer).exists()
+        assert sequence_pending() == 1
+        assert [event_id for _, event_id in leaves()] == [newer.pk]
         release.set()
         older_id = first.result(timeout=WAIT)
-    sequence_all()
-    assert [event_id for _, event_id in leaves()] == [older_id, newer.pk]
+    assert older_id < newer.pk
+    assert sequence_pending() == 1
+    assert [event_id for _, event_id in leaves()] == [newer.pk, older_id]
+    assert_log_whole()
+
+
+@pytest.mark.services
+def test_an_open_transaction_that_writes_its_event_late_is_neither_waited_for_nor_skipped(postgres, settings):
+    """A transaction of this database (a data load, say) took its id before the others and writes
+    its event long after: the others are sequenced meanwhile; its event, once it commits."""
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    started, write, written, release = (threading.Event() for _ in range(4))
+
+    def loader():
+        with transaction.atomic(), connections["default"].cursor() as cursor:
+            cursor.execute("SELECT pg_current_xact_id()::text::bigint")  # its transaction id, taken now
+            xid = cursor.fetchone()[0]
+            started.set()
+            assert write.wait(WAIT)
+            event = record(1)
+            written.set()
+            assert release.wait(WAIT)
+        return event.pk, xid
+
+    with in_thread(loader) as load:
+        assert started.wait(WAIT)
+        first = record(2)
+        assert sequence_pending() == 1
+        write.set()
+        assert written.wait(WAIT)
+        second = record(3)
+        assert sequence_pending() == 1  # the open transaction's event waits for its commit
+        release.set()
+        loaded, xid = load.result(timeout=WAIT)
+    assert xid in AuditSequencerState.objects.get().open_xacts  # remembered as open, below the horizon
+    assert xid < AuditSequencerState.objects.get().horizon
+    assert sequence_pending() == 1
+    assert [event_id for _, event_id in leaves()] == [first.pk, second.pk, loaded]
+    assert xid not in AuditSequencerState.objects.get().open_xacts
+    assert_log_whole()
+
+
+@pytest.fixture
+def other_database(postgres):
+    """A second database on the test server (another application's), made and dropped by the owner."""
+    params = app_role.owner_settings()
+    name = f"{params['NAME']}_other"[:63]
+
+    def maintenance():
+        return psycopg.connect(**database_urls.conninfo(params, name="postgres"), autocommit=True)
+
+    with maintenance() as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield database_urls.conninfo(params, name=name)
+    with maintenance() as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.mark.services
+def test_a_long_transaction_in_another_database_does_not_hold_the_log_back(other_database, settings):
+    """Before, the horizon was the oldest transaction running anywhere on the server: a data load in
+    another database held every event of this one out of the log until it ended."""
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    with psycopg.connect(**other_database) as load:  # not autocommit: one transaction, left open
+        load.execute("CREATE TABLE bulk (n integer)")
+        load.execute("INSERT INTO bulk SELECT generate_series(1, 1000)")
+        other_xid = load.execute("SELECT pg_current_xact_id()::text::bigint").fetchone()[0]
+        events = [record(n) for n in range(3)]
+        assert sequence_pending() == 3
+        assert [event_id for _, event_id in leaves()] == [event.pk for event in events]
+        # Their transactions began after the load's: below them, it was the old horizon.
+        xact_ids = AuditEvent.objects.filter(pk__in=[e.pk for e in events]).values_list("xact_id", flat=True)
+        assert min(xact_ids) > other_xid
+        head = audit_head_sign()
+        assert head.tree_size == 3  # the signed head covers them while the load runs
+        later = record(4)
+        assert sequence_pending() == 1 and AuditLeaf.objects.filter(event=later).exists()
+        load.rollback()
+    assert sequence_pending() == 0
+    assert other_xid not in AuditSequencerState.objects.get().open_xacts
     assert_log_whole()
 
 

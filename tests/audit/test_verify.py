@@ -1,14 +1,18 @@
 """Signed heads, audit_head and audit_verify, against an insider with the database's superuser rights."""
 
+import base64
 import json
 from contextlib import contextmanager
 from io import StringIO
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, connection, transaction
 
+from alerts import checks as alert_checks
 from audit import heads
 from audit.models import AuditEvent, AuditHead, AuditLeaf, AuditNode, AuditSequencerState
 from audit.services import audit_head_sign, audit_record, audit_sequence
@@ -129,9 +133,11 @@ def test_a_truncated_tail_is_caught_by_a_saved_head(log):
         cursor.execute("DELETE FROM games_auditevent WHERE id IN (%s, %s)", [events[-1].pk, events[-2].pk])
         cursor.execute("UPDATE audit_auditsequencerstate SET tree_size = %s", [size])
     assert AuditNode.objects.exists()
-    assert verify().startswith("OK")  # nothing left in the database remembers the tail
+    assert verify("--no-published-heads").startswith("OK")  # nothing left in the database remembers the tail
     assert f"truncated log: the head given covers {len(events)} events, the log holds {size}" in verify(
-        "--against", str(saved))
+        "--no-published-heads", "--against", str(saved))
+    # The head published outside the database when it was signed does, and plain audit_verify reads it.
+    assert f"truncated log: the published head head-{len(events):015d}-" in verify()
 
 
 @pytest.mark.owner
@@ -148,8 +154,13 @@ def test_a_rewritten_tail_with_every_hash_recomputed_is_caught_by_a_saved_head(l
         cursor.execute("UPDATE audit_auditsequencerstate SET tree_size = %s, horizon = 0", [rewrite_from])
     audit_sequence()  # the project's own code recomputes every hash of the tail
     assert AuditLeaf.objects.count() == len(events)
-    assert verify().startswith("OK")
-    assert "rewritten log: its first" in verify("--against", str(saved))
+    assert verify("--no-published-heads").startswith("OK")
+    assert "rewritten log: its first" in verify("--no-published-heads", "--against", str(saved))
+    # Plain audit_verify and the hourly check read the heads published when they were signed.
+    problem = f"rewritten log: its first {len(events)} events no longer give the root of the published head"
+    assert problem in verify()
+    [finding] = alert_checks.audit_chain()
+    assert problem in finding.message
 
 
 def test_a_head_from_another_key_is_refused(log, tmp_path):
@@ -191,3 +202,45 @@ def test_staff_changes_and_failed_logins_are_audited(client, operator):
     failed = AuditEvent.objects.get(action="auth.login_failed")
     assert failed.object_id == "mallory"
     assert "guess-123" not in repr(failed.__dict__)
+
+
+def public_key_only(settings, key: str | None = None):
+    """An auditor's settings: no signing key anywhere, the public key alone (when given)."""
+    settings.AUDIT_SIGNING_KEY, settings.AUDIT_SIGNING_KEY_FILE = "", ""
+    settings.AUDIT_PUBLIC_KEY = key or ""
+
+
+def test_audit_verify_needs_only_the_public_key(log, settings):
+    """Before, it read the private signing key and raised ImproperlyConfigured without it."""
+    _events, saved = log
+    public = heads.public_key_b64()
+    public_key_only(settings, public)
+    assert verify().startswith("OK")
+    assert "consistent with the head given" in verify("--against", str(saved))
+    public_key_only(settings)
+    assert verify("--public-key", public).startswith("OK")
+    other = base64.b64encode(Ed25519PrivateKey.generate().public_key().public_bytes_raw()).decode()
+    assert "bad signature: the stored head" in verify("--public-key", other)
+    with pytest.raises(CommandError, match="cannot verify: Set AUDIT_PUBLIC_KEY") as missing:
+        call_command("audit_verify", stdout=StringIO())
+    assert missing.value.returncode == 2
+    with pytest.raises(CommandError, match="cannot verify: an Ed25519 public key is base64") as bad:
+        call_command("audit_verify", "--public-key", "not-a-key", stdout=StringIO())
+    assert bad.value.returncode == 2
+
+
+def test_a_signing_key_that_is_not_the_public_keys_signs_nothing(db, settings):
+    settings.AUDIT_PUBLIC_KEY = base64.b64encode(Ed25519PrivateKey.generate().public_key().public_bytes_raw()).decode()
+    with pytest.raises(ImproperlyConfigured, match="AUDIT_PUBLIC_KEY"):
+        audit_head_sign()
+    assert not AuditHead.objects.exists()
+
+
+def test_a_forged_or_unreadable_published_head_is_named(log, audit_head_sink):
+    _events, saved = log
+    head = json.loads(saved.read_text())
+    (audit_head_sink / "head-000000000000001-1.json").write_text(json.dumps({**head, "tree_size": 1}))
+    assert "bad signature: the published head head-000000000000001-1.json" in verify()
+    (audit_head_sink / "head-000000000000001-1.json").write_text("{not json")
+    assert "unreadable published head" in verify()
+    assert verify("--no-published-heads").startswith("OK")

@@ -5,6 +5,8 @@
 - ``live_server`` uses a transactional database: data made here is committed, and the server thread
   sees it. Static files (the admin's, games/rtp_preview.js) are served by the live server itself.
 - Each flow keeps screenshots in artifacts/screenshots/<test>-<step>.png (``shot``).
+- No page may break its Content-Security-Policy: every page reports each violation on the console
+  (``CSP_LISTENER``), and a test whose pages reported any fails (``context``).
 """
 
 import os
@@ -56,6 +58,31 @@ def _django_orm_beside_playwright():
         os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     else:
         os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+# Added to every page before its own scripts (Playwright's init scripts are not subject to the page's
+# policy): each violation the page reports is written to the console, where ``context`` collects it.
+CSP_VIOLATION = "CSP violation:"
+CSP_LISTENER = """document.addEventListener("securitypolicyviolation", (event) => console.error(
+  "CSP violation: " + event.violatedDirective + " blocked " + (event.blockedURI || "inline")
+  + " in " + event.documentURI + " (" + event.sourceFile + ":" + event.lineNumber + ") " + (event.sample || "")));"""
+
+
+def csp_violations_of(context) -> list:
+    """Console messages of the context's pages that report a Content-Security-Policy violation."""
+    violations = []
+    context.add_init_script(CSP_LISTENER)
+    context.on("console", lambda message: violations.append(message.text)
+               if CSP_VIOLATION in message.text or "Content Security Policy" in message.text else None)
+    return violations
+
+
+@pytest.fixture
+def context(context):
+    """pytest-playwright's context; the test fails if any of its pages broke its Content-Security-Policy."""
+    context.csp_violations = csp_violations_of(context)
+    yield context
+    assert context.csp_violations == [], "pages broke their Content-Security-Policy"
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from games import services as game_services
 from games.engine import label_symbol, play_round, third_card_reasons
 from games.models import SeedPair
+from tests.browser.conftest import csp_violations_of
 
 pytestmark = pytest.mark.browser
 
@@ -81,6 +82,7 @@ def test_the_page_reads_on_a_phone(browser, live_server, operator, game, play, f
     pair = play(game).seed_pair
     played = _played_and_revealed(game, play, operator, funded_account, rounds=1)
     context = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True)
+    violations = csp_violations_of(context)
     page = context.new_page()
     try:
         page.goto(f"{live_server.url}/?server_seed={pair.server_seed}&client_seed={pair.client_seed}"
@@ -98,6 +100,7 @@ def test_the_page_reads_on_a_phone(browser, live_server, operator, game, play, f
         from tests.browser.conftest import SCREENSHOTS
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "test_the_page_reads_on_a_phone-1-phone.png"), full_page=True)
+        assert violations == []
     finally:
         context.close()
 
@@ -128,3 +131,22 @@ def test_player_gets_a_field_error_for_a_bad_seed(page, live_server, shot, game)
     expect(page.locator("#error-server_seed")).to_have_count(0)
     expect(page.locator("#result")).to_have_count(0)
     shot("2-bad-nonce")
+
+
+def test_the_offline_command_reads_and_copies_quoted(page, live_server, shot):
+    """A hostile client seed in a verification link: the command the page shows, as a player selects and
+    copies it, is the verifier with every argument quoted (two spaces stay two)."""
+    from urllib.parse import urlencode
+
+    from games.engine import server_seed_hash
+    from games.views import offline_command
+
+    server_seed, client_seed = "0" * 63 + "1", "';touch pwned;'  $(id) `id`"
+    page.goto(f"{live_server.url}/?" + urlencode({"server_seed": server_seed, "client_seed": client_seed,
+                                                  "nonce": 3, "decks": 8}))
+    command = page.locator("#result-command")
+    expect(command).to_be_visible()
+    assert command.inner_text() == offline_command(server_seed=server_seed, client_seed=client_seed, nonce=3,
+                                                   decks=8, server_seed_hash=server_seed_hash(server_seed))
+    command.scroll_into_view_if_needed()
+    shot("1-hostile-seed-command")

@@ -116,10 +116,10 @@ class TestSeedLifecycle:
     def test_rotation_reveals_and_starts_a_new_pair(self, game, operator, integration):
         round_ = services.round_open(game_id=game.pk, actor=integration)
         services.round_deal(round_id=round_.pk, actor=integration)
-        revealed, new = services.seed_rotate(game_id=game.pk, actor=operator, client_seed="new:client")
+        revealed, new = services.seed_rotate(game_id=game.pk, actor=operator, client_seed="new-client")
         assert revealed.revealed_server_seed == revealed.server_seed
         assert new.revealed_server_seed is None
-        assert new.client_seed == "new:client"
+        assert new.client_seed == "new-client"
         assert new.server_seed_hash != revealed.server_seed_hash
         assert SeedPair.objects.filter(game=game, revealed_at__isnull=True).get() == new
         round_.refresh_from_db()

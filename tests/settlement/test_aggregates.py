@@ -27,7 +27,7 @@ def world(game, operator, integration, funded_account, clock, settle):  # noqa: 
     games = [
         game,
         game_services.game_create(actor=operator, slug="single-deck", name="Single deck", decks=1,
-                                  min_bet="0.50", max_bet="100.00", tie_multiplier="11"),
+                                  min_bet="0.50", max_bet="100.00", tie_multiplier="10.5"),
         game_services.game_create(actor=operator, slug="six-deck", name="Six decks", decks=6,
                                   min_bet="0.50", max_bet="100.00", banker_multiplier="1.9"),
     ]

@@ -9,20 +9,10 @@ from django.db import transaction
 from tests.races import held_open
 from webhooks import services
 from webhooks.models import Delivery
-from webhooks.receivers import on_deliveries_ready
-from webhooks.signals import deliveries_ready
 
 pytestmark = pytest.mark.services
 
 HELD_SECONDS = 6
-
-
-@pytest.fixture
-def deliveries_left_for_a_worker():
-    """Recorded deliveries are not handed to a task: the test claims them as a worker would."""
-    deliveries_ready.disconnect(dispatch_uid="webhooks.deliveries_ready")
-    yield
-    deliveries_ready.connect(on_deliveries_ready, dispatch_uid="webhooks.deliveries_ready")
 
 
 @pytest.mark.parametrize("change", [

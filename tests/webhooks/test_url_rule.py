@@ -162,6 +162,39 @@ def test_the_sender_refuses_a_name_that_resolves_inside_the_network(monkeypatch,
     assert (refused_destination("https://hooks.example/") is not None) is refused
 
 
+def addresses6(*ips):
+    return lambda host, port, **kwargs: [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", (ip, 0, 0, 0)) for ip in ips]
+
+
+@pytest.mark.parametrize("ip,reason", [
+    ("64:ff9b::a9fe:a9fe", "NAT64 of 169.254.169.254"), ("64:ff9b::7f00:1", "NAT64 of 127.0.0.1"),
+    ("64:ff9b:1::a00:1", "not global unicast"),  # local-use NAT64
+    ("2002:7f00:1::1", "6to4 of 127.0.0.1"), ("2002:a9fe:a9fe::", "6to4 of 169.254.169.254"),
+    ("::127.0.0.1", "IPv4-compatible"), ("::8.8.8.8", "IPv4-compatible"),
+    ("::ffff:169.254.169.254", "IPv4-mapped 169.254.169.254"), ("::ffff:0:a00:1", "not global unicast"),
+    ("fec0::1", "not global unicast"), ("fc00::1", "not global unicast"), ("fe80::1%eth0", "not global unicast"),
+    ("::1", "not global unicast"), ("::", "not global unicast"), ("ff0e::1", "not global unicast"),
+    ("100::1", "not global unicast"), ("2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"),
+    ("2001:db8::1", "not public"), ("2001:2::1", "not public"),
+    ("192.0.0.9", "not public"), ("192.88.99.1", "not public"), ("198.18.0.1", "not public"),
+    ("0.0.0.0", "not public"), ("255.255.255.255", "not public"),
+])
+def test_the_sender_refuses_every_address_but_a_global_unicast_one(monkeypatch, settings, ip, reason):
+    """Python 3.11's ``is_global`` calls NAT64, 6to4, IPv4-compatible and site-local addresses global."""
+    settings.WEBHOOK_ALLOW_HTTP, settings.WEBHOOK_BLOCK_PRIVATE = False, True
+    monkeypatch.setattr(socket, "getaddrinfo", (addresses6 if ":" in ip else addresses)("93.184.216.34", ip))
+    refused = refused_destination("https://hooks.example/")
+    assert refused is not None and reason in refused, refused
+
+
+@pytest.mark.parametrize("ip", ["2606:4700:4700::1111", "2a00:1450:4001:80b::200e", "64:ff9b::5db8:d822",
+                                "::ffff:93.184.216.34", "2002:5db8:d822::1", "8.8.8.8"])
+def test_public_addresses_embedded_ones_included_pass(monkeypatch, settings, ip):
+    settings.WEBHOOK_ALLOW_HTTP, settings.WEBHOOK_BLOCK_PRIVATE = False, True
+    monkeypatch.setattr(socket, "getaddrinfo", (addresses6 if ":" in ip else addresses)(ip))
+    assert refused_destination("https://hooks.example/") is None
+
+
 def test_the_sender_checks_the_rule_of_now(settings):
     settings.WEBHOOK_ALLOW_HTTP, settings.WEBHOOK_BLOCK_PRIVATE = True, False
     assert refused_destination("http://127.0.0.1:8330/hook") is None

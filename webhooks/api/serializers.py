@@ -5,6 +5,7 @@ from rest_framework import serializers
 from backoffice.api.serializers import StrictCharField, StrictInputMixin
 from webhooks.choices import EventType
 from webhooks.models import Delivery, Endpoint
+from webhooks.services import error_for_client
 from webhooks.validators import URL_MAX_LENGTH, endpoint_url_pattern, endpoint_url_rule_text, validate_endpoint_url
 
 DESCRIPTION_MAX_LENGTH = 200
@@ -76,9 +77,20 @@ class SecretSerializer(serializers.Serializer):
     secret = serializers.CharField(help_text="The new signing secret; the previous one keeps signing for a while.")
 
 
+class ClientErrorField(serializers.CharField):
+    """The last error as the client may read it (webhooks.services.error_for_client); staff see the
+    detail in the admin."""
+
+    def to_representation(self, value):
+        return error_for_client(value)
+
+
 class DeliverySerializer(serializers.ModelSerializer):
     event_id = serializers.UUIDField(source="event.pk")
     event_type = serializers.CharField(source="event.type")
+    last_error = ClientErrorField(read_only=True, help_text=(
+        "Why the last attempt failed: HTTP <status> of your server's answer, a timeout, a cancellation, or "
+        "one generic reason for a destination refused or not reached (the operator sees the detail)."))
 
     class Meta:
         model = Delivery

@@ -3,6 +3,7 @@
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
 from backoffice.api.views import ERRORS, NOT_FOUND, READ_ERRORS, ApiView, validated
@@ -29,6 +30,9 @@ class EndpointListView(ApiView):
     @extend_schema(tags=["webhooks"], summary="Register an endpoint for events (the answer holds its secret, once)",
                    request=s.EndpointInputSerializer, responses={201: s.EndpointCreatedSerializer, **ERRORS})
     def post(self, request):
+        if request.user.is_staff:  # staff own no endpoint: they configure a client's in the admin
+            raise PermissionDenied("Endpoints registered through the API belong to the integration client that "
+                                   "registers them; staff configure a client's endpoints in the admin.")
         data = validated(s.EndpointInputSerializer, request.data)
         endpoint, secret = services.endpoint_create(actor=request.user, owner=request.user, **data)
         return Response({**s.EndpointSerializer(endpoint).data, "secret": secret}, status=status.HTTP_201_CREATED)

@@ -1,8 +1,9 @@
 import json
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from audit.services import audit_head_sign
+from core.errors import Conflict
 
 
 class Command(BaseCommand):
@@ -10,4 +11,8 @@ class Command(BaseCommand):
             "to the head sink, and print it as one JSON line: tree_size, root_hash, timestamp, signature, key_id.")
 
     def handle(self, *args, **options):
-        self.stdout.write(json.dumps(audit_head_sign().as_json()))
+        try:
+            head = audit_head_sign()
+        except Conflict as error:
+            raise CommandError(f"FAILED: {error.message}") from None
+        self.stdout.write(json.dumps(head.as_json()))

@@ -3,6 +3,8 @@
 
     python3 pf1_verify.py --server-seed SEED --client-seed CLIENT --nonce N [--decks 8] [--hash HASH]
 
+(--client-seed-hex HEX instead of --client-seed gives the client seed as the hex of its UTF-8 bytes,
+as the public page does for a seed with invisible characters.)
 It prints the round (cards in dealt order, both hands, scores, natural, outcome) as JSON and, with
 --hash, checks that the revealed server seed is the one whose hash was published before the round.
 
@@ -248,6 +250,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Recompute a PF-1 baccarat round, or check an audit log proof.")
     parser.add_argument("--server-seed")
     parser.add_argument("--client-seed")
+    parser.add_argument("--client-seed-hex", help="the client seed as the hexadecimal of its UTF-8 bytes")
     parser.add_argument("--nonce", type=int)
     parser.add_argument("--decks", type=int, default=8)
     parser.add_argument("--hash", help="the server seed hash published before the round")
@@ -258,6 +261,13 @@ def main(argv=None):
         if not args.public_key:
             parser.error("--audit-proof needs --public-key")
         return audit_main(args)
+    if args.client_seed_hex is not None:
+        if args.client_seed is not None:
+            parser.error("give --client-seed or --client-seed-hex, not both")
+        try:
+            args.client_seed = bytes.fromhex(args.client_seed_hex).decode("utf-8")
+        except ValueError:
+            parser.error("--client-seed-hex must be the hexadecimal of UTF-8 text")
     if args.server_seed is None or args.client_seed is None or args.nonce is None:
         parser.error("--server-seed, --client-seed and --nonce are required")
     if len(args.server_seed) != 64 or any(c not in "0123456789abcdef" for c in args.server_seed):
