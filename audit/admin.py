@@ -1,5 +1,6 @@
 """The audit trail in the admin: read-only, searchable by index, under the latest signed tree head."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
@@ -7,8 +8,9 @@ from django.http import JsonResponse
 from django.urls import path
 
 from audit import selectors
-from audit.exports import AUDIT_EXPORT
-from audit.models import AuditEvent
+from audit.choices import AUTH_ACTIONS, AuthOutcome
+from audit.exports import AUDIT_EXPORT, AUTH_EXPORT
+from audit.models import AuditEvent, AuthEvent
 from audit.services import audit_head_sign
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.filters import IndexedValuesFieldListFilter
@@ -102,3 +104,63 @@ class AuditEventAdmin(ReadOnlyAdmin):
     def get_urls(self):
         return [path("head.json", self.admin_site.admin_view(self.head_view), name=self.url_name("head")),
                 *super().get_urls()]
+
+
+class AuthActionFilter(admin.SimpleListFilter):
+    title, parameter_name = "action", "action"
+
+    def lookups(self, request, model_admin):
+        return [(code, code) for code in AUTH_ACTIONS]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(action=self.value()) if self.value() else queryset
+
+
+class AuthOutcomeFilter(admin.SimpleListFilter):
+    title, parameter_name = "outcome", "outcome"
+
+    def lookups(self, request, model_admin):
+        return AuthOutcome.choices
+
+    def queryset(self, request, queryset):
+        return queryset.filter(outcome=self.value()) if self.value() else queryset
+
+
+@admin.register(AuthEvent)
+class AuthEventAdmin(ReadOnlyAdmin):
+    """The authentication log (``audit.view_authevent``): log-ins, lock-outs, refused API tokens and
+    tokens made or deleted, each an audit event (its leaf and head shown)."""
+
+    list_display = ("id", "created_at", "username", action, "outcome", "source_ip", "user_agent", "leaf_position")
+    list_filter = (AuthActionFilter, AuthOutcomeFilter, "created_at")
+    search_fields = ("=object_id",)
+    search_help_text = "User name (exact); a number also matches the event id."
+    csv_export = AUTH_EXPORT
+    fields = ("id", "created_at", action, "outcome", "username", "actor", "source_ip", "user_agent", "request_id",
+              "after_shown", "leaf_position", "first_signed_head")
+    readonly_fields = fields
+    leaf_position, first_signed_head = AuditEventAdmin.leaf_position, AuditEventAdmin.first_signed_head
+    after_shown = AuditEventAdmin.after_shown
+
+    def get_queryset(self, request):
+        return selectors.with_auth_fields(selectors.with_log_position(super().get_queryset(request)))
+
+    def search_arms(self, request, term):
+        return [Q(object_id=term)]
+
+    @admin.display(description="outcome", ordering="outcome")
+    def outcome(self, obj):
+        return obj.outcome
+
+    @admin.display(description="user name")
+    def username(self, obj):
+        return obj.username
+
+    @admin.display(description="user agent")
+    def user_agent(self, obj):
+        return obj.user_agent
+
+    def changelist_view(self, request, extra_context=None):
+        subtitle = (f"Kept at least {settings.AUTH_LOG_DAYS} days (AUTH_LOG_DAYS): these are audit events, "
+                    "never deleted. No password, token or code is ever recorded.")
+        return super().changelist_view(request, {"subtitle": subtitle, **(extra_context or {})})

@@ -40,3 +40,31 @@ class AuditAction(models.TextChoices):
     WEBHOOK_REDELIVERED = "webhook.redelivered", "Webhook redelivered"
     LOGIN_LOCKED_OUT = "auth.locked_out", "User name locked out after failed log-ins"
     PERIODIC_TASK_CHANGED = "periodic_task.changed", "Periodic task changed"
+    LOGGED_IN = "auth.logged_in", "Logged in"
+    TOKEN_REFUSED = "auth.token_refused", "API token refused"
+    TOKEN_CREATED = "auth.token_created", "API token made"
+    TOKEN_DELETED = "auth.token_deleted", "API token deleted"
+
+
+# The authentication log (audit.selectors.auth_event_list): these actions, every one about a user name
+# (object_type "user", object_id the name as given, cut to 64 characters).
+AUTH_ACTIONS = (AuditAction.LOGGED_IN, AuditAction.LOGIN_FAILED, AuditAction.LOGIN_LOCKED_OUT,
+                AuditAction.TOKEN_REFUSED, AuditAction.TOKEN_CREATED, AuditAction.TOKEN_DELETED)
+
+
+class AuthOutcome(models.TextChoices):
+    """What became of an attempt or a change, as the authentication log's ``outcome`` names it."""
+
+    SUCCEEDED = "succeeded", "Logged in"
+    WRONG_PASSWORD = "wrong_password", "Wrong password"
+    UNKNOWN_USER = "unknown_user", "Unknown user name"
+    INACTIVE_USER = "inactive_user", "Inactive user"
+    NOT_STAFF = "not_staff", "Right password, but not staff (an API client)"
+    REFUSED_LOCKED = "refused_locked", "Refused unchecked: the name is locked from this address"
+    REFUSED_SLOWED = "refused_slowed", "Refused unchecked: the name is slowed down"
+    LOCKED_OUT = "locked_out", "User name locked out from an address"
+    SLOWED = "slowed", "User name slowed down"
+    UNKNOWN_TOKEN = "unknown_token", "Unknown API token"
+    MALFORMED_TOKEN = "malformed_token", "Malformed Authorization header"
+    TOKEN_CREATED = "token_created", "API token made"
+    TOKEN_DELETED = "token_deleted", "API token deleted"

@@ -19,7 +19,8 @@ class AuditRequestMiddleware:
         request_id = given if _REQUEST_ID_RE.match(given) else uuid.uuid4().hex
         request.request_id = request_id
         # The client's address as backoffice.addresses computed it (behind TRUSTED_PROXIES, not the proxy's).
-        with request_context(request_id, client_address(request), getattr(request, "user", None)):
+        with request_context(request_id, client_address(request), getattr(request, "user", None),
+                             user_agent=request.META.get("HTTP_USER_AGENT", "")):
             response = self.get_response(request)
         response["X-Request-ID"] = request_id
         return response

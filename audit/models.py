@@ -3,7 +3,7 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Func, Q
 
-from audit.choices import AuditAction
+from audit.choices import AUTH_ACTIONS, AuditAction
 
 HASH_HEX = r"^[0-9a-f]{64}$"
 hex_hash = RegexValidator(HASH_HEX, "A SHA-256 hash as 64 lower-case hex digits.")
@@ -69,6 +69,25 @@ class AuditEvent(models.Model):
 
     def __str__(self):
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor} {self.action} {self.object_type} {self.object_id}"
+
+
+class AuthEventManager(models.Manager):
+    def get_queryset(self):
+        return super().get_queryset().filter(action__in=AUTH_ACTIONS)
+
+
+class AuthEvent(AuditEvent):
+    """The authentication log: the audit events of AUTH_ACTIONS (audit.selectors.auth_event_list),
+    tamper-evident as every audit event is. A model of its own only for its permission
+    (``audit.view_authevent``: administrators and regulators) and its admin list."""
+
+    objects = AuthEventManager()
+
+    class Meta:
+        proxy = True
+        verbose_name = "authentication event"
+        default_permissions = ("view",)
+        ordering = ["-id"]
 
 
 class AuditLeaf(models.Model):

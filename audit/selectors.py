@@ -4,10 +4,13 @@ Each reads from the database alias ``using`` (the default unless told)."""
 
 from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import F, OuterRef, QuerySet, Subquery, TextField, Value
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce
 
 from audit import heads, merkle
 from audit.chain import GENESIS_HASH, HASHED_FIELDS, event_hash, leaf_entry
+from audit.choices import AUTH_ACTIONS
 from audit.models import AuditEvent, AuditHead, AuditLeaf, AuditSequencerState
 from audit.sequencer import stored_perfect
 from core.errors import Conflict
@@ -146,6 +149,32 @@ def audit_event_list(*, filters: dict | None = None, using: str = DEFAULT_DB_ALI
     for name in EVENT_FILTERS:
         if filters.get(name):
             events = events.filter(**{name: filters[name]})
+    return events
+
+
+def with_auth_fields(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
+    """Auth events with what the authentication log shows of ``after``: ``outcome`` and
+    ``user_agent`` (blank on events recorded before the log had them) and the whole ``username``."""
+    return events.annotate(
+        outcome=Coalesce(KT("after__outcome"), Value(""), output_field=TextField()),
+        user_agent=Coalesce(KT("after__user_agent"), Value(""), output_field=TextField()),
+        username=Coalesce(KT("after__username"), F("object_id"), output_field=TextField()),
+    )
+
+
+def auth_event_list(*, filters: dict | None = None, using: str = DEFAULT_DB_ALIAS) -> QuerySet[AuditEvent]:
+    """The authentication log: events of AUTH_ACTIONS, newest first, with their leaf and first head
+    (``with_log_position``) and ``with_auth_fields``. Filters: ``username`` (exact), ``outcome``
+    (exact), ``since`` (recorded at or after it)."""
+    filters = filters or {}
+    events = with_auth_fields(with_log_position(
+        AuditEvent.objects.using(using).filter(action__in=AUTH_ACTIONS).order_by("-id")))
+    if filters.get("username"):
+        events = events.filter(object_id=filters["username"][:64], username=filters["username"])
+    if filters.get("outcome"):
+        events = events.filter(outcome=filters["outcome"])
+    if filters.get("since"):
+        events = events.filter(created_at__gte=filters["since"])
     return events
 
 

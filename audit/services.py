@@ -17,7 +17,7 @@ from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.utils import timezone
 
 from audit import heads, merkle
-from audit.context import request_meta
+from audit.context import request_meta, request_user_agent
 from audit.models import AuditEvent, AuditHead, AuditSequencerState
 from audit.sequencer import sequence_pending, stored_perfect
 from core.errors import Conflict
@@ -61,6 +61,16 @@ def audit_record(*, actor, action: str, obj=None, object_type: str = "", object_
     )
     audit_written()
     return event
+
+
+def auth_event_record(*, action: str, outcome: str, username: str, actor="anonymous", details=None) -> AuditEvent:
+    """An event of the authentication log (audit.choices.AUTH_ACTIONS): about the user name as given
+    (object_type "user"), with the outcome, the whole name and the request's user agent in ``after``
+    and its address as ``source_ip``. Never a password, a token or a code: callers pass none, and
+    ``details`` holds only what they name."""
+    username = str(username or "")[:150]
+    after = {"outcome": str(outcome), "username": username, "user_agent": request_user_agent(), **(details or {})}
+    return audit_record(actor=actor, action=action, object_type="user", object_id=username[:64], after=after)
 
 
 def audit_record_many(*, actor, action: str, changes: list, using: str = DEFAULT_DB_ALIAS) -> None:

@@ -1,12 +1,14 @@
-"""Audit events for changes that Django itself makes: staff users, their roles, failed log-ins."""
+"""Audit events for changes that Django itself makes: staff users, their roles, API tokens made and
+deleted. (Log-ins are recorded by the site's receivers, baccarat_site.receivers, which know the
+lock-outs.)"""
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.signals import user_login_failed
-from django.db.models.signals import m2m_changed, post_save, pre_save
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
+from rest_framework.authtoken.models import Token, TokenProxy
 
-from audit.choices import AuditAction
+from audit.choices import AuditAction, AuthOutcome
 from audit.context import signal_actor
-from audit.services import audit_record
+from audit.services import audit_record, auth_event_record
 
 User = get_user_model()
 _WATCHED_USER_FIELDS = ("username", "is_active", "is_staff", "is_superuser")
@@ -36,14 +38,30 @@ def record_roles_changed(sender, instance, action, pk_set, model, **kwargs):
                  after={"groups": groups, "change": action.removeprefix("post_")})
 
 
-def record_login_failed(sender, credentials, request=None, **kwargs):
-    # Only the user name: the password never goes anywhere.
-    audit_record(actor="anonymous", action=AuditAction.LOGIN_FAILED, object_type="user",
-                 object_id=str(credentials.get("username", ""))[:64])
+def _token_owner(token) -> str:
+    try:
+        return token.user.get_username()
+    except User.DoesNotExist:  # deleted with its user
+        return str(token.user_id)
+
+
+def record_token_saved(sender, instance, created, **kwargs):
+    # About the owner's name: never the token (its key is also its primary key).
+    if created:
+        auth_event_record(actor=signal_actor("system:token-management"), action=AuditAction.TOKEN_CREATED,
+                          outcome=AuthOutcome.TOKEN_CREATED, username=_token_owner(instance))
+
+
+def record_token_deleted(sender, instance, **kwargs):
+    auth_event_record(actor=signal_actor("system:token-management"), action=AuditAction.TOKEN_DELETED,
+                      outcome=AuthOutcome.TOKEN_DELETED, username=_token_owner(instance))
 
 
 def connect():
     pre_save.connect(remember_user_before, sender=User, dispatch_uid="audit.user.before")
     post_save.connect(record_user_saved, sender=User, dispatch_uid="audit.user.saved")
     m2m_changed.connect(record_roles_changed, sender=User.groups.through, dispatch_uid="audit.user.groups")
-    user_login_failed.connect(record_login_failed, dispatch_uid="audit.login_failed")
+    # The admin's tokens are TokenProxy rows: a proxy's signals are sent with the proxy as sender.
+    for model in (Token, TokenProxy):
+        post_save.connect(record_token_saved, sender=model, dispatch_uid=f"audit.token.saved.{model.__name__}")
+        post_delete.connect(record_token_deleted, sender=model, dispatch_uid=f"audit.token.deleted.{model.__name__}")

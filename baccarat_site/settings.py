@@ -47,6 +47,11 @@ if os.environ.get("SECURE_PROXY_SSL_HEADER"):
 TRUSTED_PROXIES = env_list("TRUSTED_PROXIES")
 trusted_networks(tuple(TRUSTED_PROXIES))  # a value that is not an address or a CIDR stops the start
 SESSION_COOKIE_HTTPONLY = True
+# A session ends after this many minutes without a request (backoffice.staff_sessions).
+STAFF_SESSION_IDLE_MINUTES = float(os.environ.get("STAFF_SESSION_IDLE_MINUTES", "30"))
+# A session ends this many hours after log-in, however much it is used; its cookie and row with it.
+STAFF_SESSION_HOURS = float(os.environ.get("STAFF_SESSION_HOURS", "12"))
+SESSION_COOKIE_AGE = int(STAFF_SESSION_HOURS * 3600)
 # The Content-Security-Policy header of every response (backoffice.security_headers; empty: none).
 # Scripts, style sheets, fonts and requests only from this site, images also as data: URIs (the
 # admin's and Swagger UI's icons); no inline script or style, no plug-in, no <base>, forms sent
@@ -96,6 +101,8 @@ MIDDLEWARE = [
     "backoffice.middleware.SlashMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Ends a session idle too long, too old, or opened before its user's role or staff status changed.
+    "backoffice.staff_sessions.StaffSessionMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "audit.middleware.AuditRequestMiddleware",
@@ -152,6 +159,13 @@ LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
 LOGIN_SLOWDOWN_AFTER = int(os.environ.get("LOGIN_SLOWDOWN_AFTER", "10"))
 LOGIN_SLOWDOWN_SECONDS = int(os.environ.get("LOGIN_SLOWDOWN_SECONDS", "10"))
 LOGIN_KNOWN_ADDRESS_DAYS = int(os.environ.get("LOGIN_KNOWN_ADDRESS_DAYS", "30"))
+# The authentication log (log-ins, lock-outs, refused API tokens, tokens made and deleted) is part of
+# the audit trail, whose events are never deleted: AUTH_LOG_DAYS is the minimum promised (New Jersey
+# asks 90 days), shown on its page, not a deletion schedule. Past AUTH_LOG_FAILURES_PER_MINUTE failed
+# log-ins and refused tokens from one address in a minute, no more are recorded until the minute ends
+# (the event at the limit says so; 0: no limit), so a flood cannot grow the never-deleted log at will.
+AUTH_LOG_DAYS = int(os.environ.get("AUTH_LOG_DAYS", "90"))
+AUTH_LOG_FAILURES_PER_MINUTE = int(os.environ.get("AUTH_LOG_FAILURES_PER_MINUTE", "60"))
 
 # The cache holds the lock-out counts and the API's throttle windows: Redis (CACHE_URL) shares them
 # between web processes; the default, per process, suits one development server.
@@ -202,6 +216,7 @@ API_THROTTLE_RATES = {
     "operator": os.environ.get("API_THROTTLE_OPERATOR", "1200/minute"),
     "support": os.environ.get("API_THROTTLE_SUPPORT", "1200/minute"),
     "admin": os.environ.get("API_THROTTLE_ADMIN", "1200/minute"),
+    "regulator": os.environ.get("API_THROTTLE_REGULATOR", "1200/minute"),
     "anonymous": os.environ.get("API_THROTTLE_ANONYMOUS", "60/minute"),
 }
 # A rate of at least API_THROTTLE_BATCH_FROM requests a window is counted API_THROTTLE_BATCH
@@ -235,6 +250,8 @@ SPECTACULAR_SETTINGS = {
         # Bet types and outcomes are the same choice set: PLAYER, BANKER, TIE.
         "PlayerBankerTieEnum": "games.choices.BetType",
         "LedgerKindEnum": "wallet.choices.LedgerKind",
+        # The audit events' and the authentication log's action (approvals name actions too).
+        "AuditActionEnum": "audit.choices.AuditAction",
     },
 }
 

@@ -26,6 +26,11 @@ class BackOfficeConfig(AppConfig):
         user_login_failed.connect(lockout.record_failure, dispatch_uid="backoffice.lockout.failure")
         user_logged_in.connect(lockout.clear_failures, dispatch_uid="backoffice.lockout.success")
 
+        from backoffice.staff_sessions import stamp_session
+
+        # Stamps the new session with its start and its user's grants (sessions that end).
+        user_logged_in.connect(stamp_session, dispatch_uid="backoffice.staff_sessions.stamp")
+
         def sync_roles(sender, **kwargs):
             sync_role_groups(apps)
 

@@ -5,6 +5,7 @@ and nowhere else. ``sync_role_groups`` is idempotent: a migration runs it, and s
 ``migrate`` afterwards (post_migrate), to pick up permissions added later.
 """
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 
 
@@ -15,6 +16,7 @@ class Role(models.TextChoices):
     SUPPORT = "support", "Support"
     INTEGRATION = "integration", "Integration"
     ADMIN = "admin", "Administrators"
+    REGULATOR = "regulator", "Regulators"
 
     @property
     def group_name(self) -> str:
@@ -52,16 +54,36 @@ ROLE_PERMISSIONS = {
         "webhooks.view_endpoint", "webhooks.add_endpoint", "webhooks.change_endpoint", "webhooks.view_delivery",
     ],
     Role.ADMIN: None,  # every permission there is
+    # Reads every list, round, recall, export, report, audit event, head and proof, and who holds
+    # which role; changes nothing (a READ_ONLY_ROLES role), so its tokens can only read.
+    Role.REGULATOR: READ_ALL + DASHBOARD + ["games.verify_round"] + [
+        "django_celery_beat.view_periodictask", "django_celery_beat.view_intervalschedule",
+        "django_celery_beat.view_crontabschedule", "auth.view_user", "auth.view_group",
+        "audit.view_authevent",  # the authentication log (administrators hold it too)
+    ],
 }
 
+# Roles that change nothing: each of their permissions is a read (sync_role_groups refuses
+# anything else), so no write of the API or the admin answers them, by session or token.
+READ_ONLY_ROLES = {Role.SUPPORT, Role.REGULATOR}
+# The reads that are not a view_ permission: a round recomputed by PF-1 (GET only), the dashboard.
+READ_PERMISSIONS = {"games.verify_round", "settlement.view_dashboard"}
+
+
+def is_read_permission(code: str) -> bool:
+    return code.split(".")[1].startswith("view_") or code in READ_PERMISSIONS
+
+
 # Roles whose members use the admin site (is_staff); integration clients use the API only.
-STAFF_ROLES = {Role.OPERATOR, Role.SUPPORT, Role.ADMIN}
+STAFF_ROLES = {Role.OPERATOR, Role.SUPPORT, Role.ADMIN, Role.REGULATOR}
 
 
 def sync_role_groups(apps) -> None:
     Group = apps.get_model("auth", "Group")
     Permission = apps.get_model("auth", "Permission")
     for role, codes in ROLE_PERMISSIONS.items():
+        if role in READ_ONLY_ROLES and not all(is_read_permission(code) for code in codes):
+            raise ImproperlyConfigured(f"The role {role.value} changes nothing: it may hold only view permissions.")
         group, _created = Group.objects.get_or_create(name=role.group_name)
         if codes is None:
             group.permissions.set(Permission.objects.all())

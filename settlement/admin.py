@@ -67,7 +67,7 @@ class SettlementBatchAdmin(ReadOnlyAdmin):
 
     def sweep_view(self, request):
         if not self.has_request_sweep_permission(request):
-            raise PermissionDenied
+            raise PermissionDenied("settlement.request_sweep")
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         services.sweep_request(actor=request.user)

@@ -176,6 +176,11 @@ def administrator(db):
 
 
 @pytest.fixture
+def regulator(db):
+    return make_user("rita-regulator", Role.REGULATOR)
+
+
+@pytest.fixture
 def nobody(db):
     """Authenticated, but in no role."""
     return make_user("nobody", None)

@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from audit.choices import AuthOutcome
 from audit.models import AuditEvent
 
 
@@ -75,3 +76,27 @@ class AuditEventFilterSerializer(serializers.Serializer):
     object_type = serializers.CharField(required=False, max_length=64, help_text="Exact, e.g. round.")
     object_id = serializers.CharField(required=False, max_length=64, help_text="Exact.")
     request_id = serializers.CharField(required=False, max_length=64, help_text="Exact (X-Request-ID).")
+
+
+class AuthEventSerializer(serializers.ModelSerializer):
+    """An event of the authentication log: never a password, a token or a code."""
+
+    username = serializers.CharField(read_only=True, help_text="The user name tried or concerned (\"\" for an unknown "
+                                                               "token).")
+    outcome = serializers.CharField(read_only=True, help_text="What became of it (see the outcome filter); blank "
+                                                              "for events recorded before the log had outcomes.")
+    user_agent = serializers.CharField(read_only=True, help_text="The request's User-Agent (256 characters at most).")
+    leaf_index = serializers.IntegerField(read_only=True, allow_null=True,
+                                          help_text="Its position in the Merkle log; null while pending.")
+
+    class Meta:
+        model = AuditEvent
+        fields = ["id", "created_at", "action", "outcome", "username", "actor", "source_ip", "user_agent",
+                  "request_id", "leaf_index"]
+        read_only_fields = fields
+
+
+class AuthEventFilterSerializer(serializers.Serializer):
+    username = serializers.CharField(required=False, max_length=150, help_text="Exact.")
+    outcome = serializers.ChoiceField(required=False, choices=AuthOutcome.choices)
+    since = serializers.DateTimeField(required=False, help_text="Events recorded at or after this time (ISO 8601).")

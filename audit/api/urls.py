@@ -7,4 +7,5 @@ urlpatterns = [
     path("audit/proofs/inclusion/", views.InclusionProofView.as_view(), name="audit-inclusion-proof"),
     path("audit/proofs/consistency/", views.ConsistencyProofView.as_view(), name="audit-consistency-proof"),
     path("audit/events/", views.AuditEventListView.as_view(), name="audit-events"),
+    path("auth-events/", views.AuthEventListView.as_view(), name="auth-events"),
 ]

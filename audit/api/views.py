@@ -8,6 +8,7 @@ from audit.api import serializers as s
 from backoffice.api.views import CONFLICT, ERRORS, READ_ERRORS, ApiView, validated
 
 VIEW_PERMISSION = "audit.view_auditevent"
+AUTH_LOG_PERMISSION = "audit.view_authevent"  # administrators and regulators
 
 
 class AuditHeadView(ApiView):
@@ -50,3 +51,15 @@ class AuditEventListView(ApiView):
     def get(self, request):
         filters = validated(s.AuditEventFilterSerializer, request.query_params)
         return self.paginate(selectors.audit_event_list(filters=filters), s.AuditEventSerializer)
+
+
+class AuthEventListView(ApiView):
+    required_permissions = {"GET": AUTH_LOG_PERMISSION}
+
+    @extend_schema(tags=["audit"], summary="The authentication log: log-ins, lock-outs, refused and changed API "
+                                           "tokens, newest first, filtered",
+                   parameters=[s.AuthEventFilterSerializer],
+                   responses={200: s.AuthEventSerializer(many=True), **ERRORS})
+    def get(self, request):
+        filters = validated(s.AuthEventFilterSerializer, request.query_params)
+        return self.paginate(selectors.auth_event_list(filters=filters), s.AuthEventSerializer)

@@ -17,7 +17,7 @@ from django.urls import Resolver404, resolve, reverse
 from backoffice.roles import ROLE_PERMISSIONS, Role
 
 PERMISSION_CODE = re.compile(r"[a-z_]+\.[a-z_]+")
-MODEL_ACTIONS = {"add": "add", "change": "change", "delete": "delete"}
+MODEL_ACTIONS = {"add": "add", "change": "change", "delete": "delete", "password_change": "change"}
 
 
 def needed_permission(request, exception) -> str | None:

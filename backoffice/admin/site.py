@@ -14,10 +14,15 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.dispatch import Signal
 from django.urls import path, reverse
 
 from backoffice.formatting import EMPTY
 from backoffice.lockout import LOCKED, LOCKED_MESSAGE, REFUSED_ATTRIBUTE, SLOWED, SLOWED_MESSAGE
+
+# Sent with request= and user= when the right password of a user who may not use the admin (not
+# staff: an integration client) is refused; the site records it in the authentication log.
+staff_login_refused = Signal()
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,13 @@ class SitePage:
 class LockoutAuthenticationForm(AdminAuthenticationForm):
     """Django's admin log-in, saying so when the user name is locked out or slowed down here
     (backoffice.lockout)."""
+
+    def confirm_login_allowed(self, user):
+        try:
+            super().confirm_login_allowed(user)
+        except ValidationError:
+            staff_login_refused.send(sender=type(self), request=self.request, user=user)
+            raise
 
     def clean(self):
         try:

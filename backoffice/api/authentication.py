@@ -7,6 +7,10 @@ permissions, so each request would otherwise cost DRF's token query and ModelBac
 permission queries, each a round trip before any work. The permissions are read in the same
 statement, exactly, and kept where ModelBackend keeps them for the rest of the request (each request
 builds its own token and user from the row).
+
+Every refusal (an unknown token, an inactive user, a malformed header) sends ``token_refused``
+(with request=, outcome=, username= the inactive user's name or ""; never the token), which the
+site records in the authentication log. An accepted token sends nothing.
 """
 
 import functools
@@ -14,12 +18,24 @@ import functools
 from django.contrib.auth.models import Group, Permission, User
 from django.contrib.contenttypes.models import ContentType
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.dispatch import Signal
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
 from backoffice.api.token_rows import token_row
 from dbutils.rows import row_loader
+
+token_refused = Signal()  # sent with request=, outcome= (UNKNOWN, INACTIVE or MALFORMED), username=
+UNKNOWN, INACTIVE, MALFORMED = "unknown_token", "inactive_user", "malformed_token"
+
+
+class Refused(exceptions.AuthenticationFailed):
+    """DRF's 401, naming why (``outcome``) and whose token it was, if known (``username``)."""
+
+    def __init__(self, detail, outcome: str, username: str = ""):
+        super().__init__(detail)
+        self.outcome, self.username = outcome, username
 
 
 def _permissions_of_u() -> str:
@@ -65,14 +81,27 @@ def _permission_set(value: list | None) -> set[str]:
 class TokenAuthentication(authentication.TokenAuthentication):
     """DRF's token authentication, the same answers (401 for an unknown token or inactive user)."""
 
+    def authenticate(self, request):
+        try:
+            return super().authenticate(request)
+        except exceptions.AuthenticationFailed as refusal:
+            # Once a request: the short way of a plain bet (backoffice.api.plain) tries the token before
+            # DRF's dispatch tries it again.
+            http_request = getattr(request, "_request", request)
+            if not getattr(http_request, "token_refusal_sent", False):
+                http_request.token_refusal_sent = True
+                outcome, username = getattr(refusal, "outcome", MALFORMED), getattr(refusal, "username", "")
+                token_refused.send(sender=TokenAuthentication, request=request, outcome=outcome, username=username)
+            raise
+
     def authenticate_credentials(self, key):
         load_token, load_user = _token_statement()[1]
         row = token_row(key, _read_row)
         if row is None:
-            raise exceptions.AuthenticationFailed(_("Invalid token."))
+            raise Refused(_("Invalid token."), UNKNOWN)
         token, user = load_token(row), load_user(row)
         if not user.is_active:
-            raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
+            raise Refused(_("User inactive or deleted."), INACTIVE, user.username)
         token.user = user
         user._perm_cache = _permission_set(row[-1])
         return user, token

@@ -13,6 +13,8 @@ Every caller is a user in one role; the role decides which operations answer (40
   settlement sweep; reads everything.
 - **support** — reads everything and recomputes rounds; changes nothing.
 - **admin** — everything.
+- **regulator** — reads everything support reads (rounds, recall, audit events, the signed head and
+  proofs); changes nothing, with its session or its token (every write is 403 naming the permission).
 
 ## Tokens
 An administrator creates the user and its token:

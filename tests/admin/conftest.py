@@ -28,6 +28,11 @@ def as_admin(administrator):
 
 
 @pytest.fixture
+def as_regulator(regulator):
+    return client_for(regulator)
+
+
+@pytest.fixture
 def player(funded_account):
     return funded_account("player-1", "500.00")
 

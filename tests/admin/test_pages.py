@@ -126,6 +126,30 @@ def test_every_page_a_support_user_may_see_loads_and_hides_unrevealed_seeds(as_s
     assert allowed > 100
 
 
+def test_the_regulator_opens_every_page_but_changes_nothing(as_regulator, as_admin, world):
+    """Every list, change page (read-only), recall, export, report and audit page loads; every add,
+    action and change page refuses a change (403 naming the permission)."""
+    secrets = secrets_of_unrevealed_pairs()
+    before = (SeedPair.objects.count(), list(Round.objects.values_list("pk", "status")),
+              list(Account.objects.values_list("pk", "balance")), AuditEvent.objects.count())
+    opened = []
+    for url in page_urls(as_admin):
+        response = as_regulator.get(url)
+        assert response.status_code in (200, 403, 404), (url, response.status_code)
+        assert_no_secret(response, secrets, url)
+        if response.status_code == 200:
+            opened.append(url)
+            assert b'name="_save"' not in (b"" if response.streaming else response.content), url
+        if response.status_code == 403:
+            assert b"You may not open this page" in response.content, url
+    assert len(opened) > 100
+    for url in opened:
+        if url.endswith("/change/"):
+            assert as_regulator.post(url, {"name": "changed", "reason": "regulator"}).status_code == 403, url
+    assert (SeedPair.objects.count(), list(Round.objects.values_list("pk", "status")),
+            list(Account.objects.values_list("pk", "balance")), AuditEvent.objects.count()) == before
+
+
 @pytest.mark.parametrize("model", [GameInstance, SeedPair, Round, Bet, AuditEvent, Account, LedgerEntry])
 def test_support_sees_every_back_office_list_and_page(as_support, world, model):
     assert as_support.get(admin_url(model)).status_code == 200

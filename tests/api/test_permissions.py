@@ -18,8 +18,8 @@ from tests.conftest import api_client_for
 
 pytestmark = pytest.mark.django_db
 
-OPERATOR, SUPPORT, INTEGRATION, ADMIN = "operator", "support", "integration", "administrator"
-READERS = {OPERATOR, SUPPORT, INTEGRATION, ADMIN}
+OPERATOR, SUPPORT, INTEGRATION, ADMIN, REGULATOR = "operator", "support", "integration", "administrator", "regulator"
+READERS = {OPERATOR, SUPPORT, INTEGRATION, ADMIN, REGULATOR}
 
 
 @dataclass
@@ -94,11 +94,12 @@ ENDPOINTS = [
     Endpoint("accounts.ledger", "get", lambda w: "/accounts/player-1/ledger/", READERS),
     Endpoint("accounts.adjust", "post", lambda w: "/accounts/player-1/adjust/", {OPERATOR, ADMIN},
              {"amount": "5.00", "reason": "matrix"}),
-    Endpoint("audit.head", "get", lambda w: "/audit/head/", {OPERATOR, SUPPORT, ADMIN}),
-    Endpoint("audit.events", "get", lambda w: "/audit/events/?object_type=round", {OPERATOR, SUPPORT, ADMIN}),
+    Endpoint("audit.head", "get", lambda w: "/audit/head/", {OPERATOR, SUPPORT, ADMIN, REGULATOR}),
+    Endpoint("audit.events", "get", lambda w: "/audit/events/?object_type=round",
+             {OPERATOR, SUPPORT, ADMIN, REGULATOR}),
 ]
 
-ROLES = [OPERATOR, SUPPORT, INTEGRATION, ADMIN, "nobody"]
+ROLES = [OPERATOR, SUPPORT, INTEGRATION, ADMIN, REGULATOR, "nobody"]
 
 
 def call(client: APIClient, endpoint: Endpoint, world: World):
@@ -114,9 +115,9 @@ def call(client: APIClient, endpoint: Endpoint, world: World):
 def test_role_matrix(request, world, operator, endpoint, role):
     if endpoint.prepare:
         endpoint.prepare(world, operator)
-    user = request.getfixturevalue(role)
+    client = api_client_for(request.getfixturevalue(role))  # its token, made here, is audited (auth.token_created)
     before = Snapshot.take()
-    response = call(api_client_for(user), endpoint, world)
+    response = call(client, endpoint, world)
     if role in endpoint.allowed:
         assert 200 <= response.status_code < 300, (response.status_code, response.content)
     else:
@@ -157,6 +158,7 @@ def test_the_matrix_above_follows_the_role_table():
         OPERATOR: set(ROLE_PERMISSIONS[Role.OPERATOR]),
         SUPPORT: set(ROLE_PERMISSIONS[Role.SUPPORT]),
         INTEGRATION: set(ROLE_PERMISSIONS[Role.INTEGRATION]),
+        REGULATOR: set(ROLE_PERMISSIONS[Role.REGULATOR]),
     }
     needs = {
         "games.create": "games.add_gameinstance", "games.update": "games.change_gameinstance",

@@ -59,7 +59,8 @@ def test_the_docs_reference_only_local_static_files(api_as):
 
 def test_the_docs_open_with_an_introduction(api_as):
     description = api_as(None).get("/api/schema/", {"format": "json"}).json()["info"]["description"]
-    for topic in ("## Roles", "**integration**", "**support**", "create_staff_user", "Authorization: Token",
+    for topic in ("## Roles", "**integration**", "**support**", "**regulator**", "create_staff_user",
+                  "Authorization: Token",
                   "## Idempotency keys", "idempotency_key", "## Errors", '400 {"stake"', "X-Request-ID",
                   "## Provably fair (PF-1)", "server_seed_hash"):
         assert topic in description, topic

@@ -1,11 +1,11 @@
 """Create a user in one role and print its API token on the last line.
 
-    python manage.py create_staff_user USERNAME --role operator|support|integration|admin [--password P]
+    python manage.py create_staff_user USERNAME --role operator|support|integration|admin|regulator [--password P]
 
-Operators, support staff and administrators may sign in to the admin (is_staff); administrators
-are also superusers. Integration clients use the API only. Without ``--password`` the password is
-asked for twice. The last line of the output is the DRF token alone, so scripts can take it with
-``tail -n 1``.
+Operators, support staff, administrators and regulators may sign in to the admin (is_staff);
+administrators are also superusers; regulators read everything and change nothing. Integration
+clients use the API only. Without ``--password`` the password is asked for twice. The last line
+of the output is the DRF token alone, so scripts can take it with ``tail -n 1``.
 """
 
 import getpass
@@ -53,12 +53,13 @@ def create_staff_user(*, username: str, role: Role, password: str, email: str = 
 
 
 class Command(BaseCommand):
-    help = "Create a user in a role (operator, support, integration, admin) and print its API token last."
+    help = "Create a user in a role (operator, support, integration, admin, regulator) and print its API token last."
 
     def add_arguments(self, parser):
         parser.add_argument("username")
         parser.add_argument("--role", required=True, choices=Role.values,
-                            help="operator, support or admin sign in to the admin; integration uses the API only.")
+                            help="operator, support, admin or regulator sign in to the admin; "
+                                 "integration uses the API only.")
         parser.add_argument("--password", help="The password; asked for (twice) when omitted.")
         parser.add_argument("--email", default="")
 

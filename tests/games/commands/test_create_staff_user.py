@@ -29,6 +29,7 @@ def run(*args, **options) -> list:
     ("support", True, False),
     ("admin", True, True),
     ("integration", False, False),
+    ("regulator", True, False),
 ])
 def test_creates_the_user_in_its_group_and_prints_the_token_last(role, staff, superuser):
     lines = run("newbie", role=role, password=PASSWORD)
