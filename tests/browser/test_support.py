@@ -104,8 +104,8 @@ def test_support_looks_a_round_up_sees_its_cards_and_verifies_it_after_rotation(
 def test_support_is_refused_a_configuration_change(page, live_server, sign_in, shot, support, game):
     game.refresh_from_db()
     before = game.configuration()
-    events = AuditEvent.objects.count()
     sign_in(page, support)
+    events = AuditEvent.objects.count()  # after the log-in, itself an event of the authentication log
 
     # The game page is read-only: values as text, no inputs, no reason, no save, no rotation.
     page.goto(f"{live_server.url}/admin/games/gameinstance/{game.pk}/change/")
