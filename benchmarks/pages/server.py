@@ -110,8 +110,12 @@ def log_in(port: int, username: str, password: str) -> str:
                                    "password": password, "next": "/admin/"}).encode()
     response, _ = request(port, "POST", "/admin/login/", {
         "Cookie": f"csrftoken={csrf}", "Content-Type": "application/x-www-form-urlencoded",
-        "Referer": f"http://127.0.0.1:{port}/admin/login/"}, body)
-    session = SimpleCookie(response.getheader("Set-Cookie") or "").get("sessionid")
+        "Referer": "https://127.0.0.1/admin/login/"}, body)  # the page as the browser saw it behind the TLS proxy
+    cookies = SimpleCookie()  # each Set-Cookie on its own: joined, their expiry dates' commas break parsing
+    for name, value in response.getheaders():
+        if name.lower() == "set-cookie":
+            cookies.load(value)
+    session = cookies.get("sessionid")
     if response.status != 302 or session is None:
         raise CommandError(f"could not sign in to the admin (HTTP {response.status})")
     return session.value
