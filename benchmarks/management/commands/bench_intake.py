@@ -24,8 +24,11 @@
 The code is in benchmarks.intake.
 """
 
+import fcntl
 import signal
 import sys
+import tempfile
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
@@ -69,4 +72,12 @@ class Command(BaseCommand):
                     bulk_size=options["bulk_size"], accounts=options["accounts"], rounds=options["rounds"],
                     lag_seconds=options["lag_seconds"], broker=options["broker"],
                     cache=options["cache"], slices=options["slices"])
-        run(plan, say=self.stderr.write, write=self.stdout.write)
+        # Two runs at once would share the database, the Redis databases and the machine's cores, and
+        # measure each other: a second run waits for the first.
+        with open(Path(tempfile.gettempdir()) / "baccarat-bench-intake.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self.stderr.write("bench_intake: another run is in progress on this machine; waiting for it")
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            run(plan, say=self.stderr.write, write=self.stdout.write)
