@@ -7,7 +7,8 @@ terminate, an idle timeout) does not stay quiet: the server's farewell or the en
 makes its socket readable. So an idle connection whose socket has nothing to read is taken as
 healthy without asking, and any other is checked by Django's own ``SELECT 1`` (and replaced if that
 fails). A link cut without a word (no FIN, no reset) is the one case only a query reveals; that
-query then fails, and Django closes the connection at the end of the request.
+query then fails, and Django closes the connection at the end of the request. Off
+(``settings.DATABASE_QUIET_HEALTH_CHECK``), every check is Django's ``SELECT 1``.
 
 With DATABASE_URL unset (settings' EMBEDDED_DATA_DIR), a connection that fails starts the checkout's
 embedded server (dbutils.embedded_server) and tries once more: any command reaches it, running or not.
@@ -15,6 +16,7 @@ embedded server (dbutils.embedded_server) and tries once more: any command reach
 
 import select
 
+from django.conf import settings
 from django.db.backends.postgresql import base
 from psycopg import pq
 
@@ -41,8 +43,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         return super().get_new_connection(conn_params)
 
     def close_if_health_check_failed(self):
-        if (self.connection is not None and self.health_check_enabled and not self.health_check_done
-                and _idle_and_quiet(self.connection)):
+        if (settings.DATABASE_QUIET_HEALTH_CHECK and self.connection is not None and self.health_check_enabled
+                and not self.health_check_done and _idle_and_quiet(self.connection)):
             self.health_check_done = True
             return
         super().close_if_health_check_failed()

@@ -74,6 +74,11 @@ class TestTheShortWayIsTaken:
         again = post(as_integration, open_round.pk, BODY, HTTP_ACCEPT="application/json; indent=2")
         assert again.status_code == 200 and len(drf_calls) == 1
 
+    def test_not_when_switched_off(self, as_integration, open_round, player, drf_calls, settings):
+        settings.API_PLAIN_REQUESTS = False
+        assert post(as_integration, open_round.pk, BODY).status_code == 201
+        assert len(drf_calls) == 1
+
     def test_a_bad_token_or_a_missing_permission_is_left_to_drf(self, api_as, operator, open_round, player,
                                                               drf_calls):
         assert post(api_as(operator), open_round.pk, BODY).status_code == 403

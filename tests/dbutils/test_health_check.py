@@ -66,3 +66,11 @@ def test_a_connection_inside_a_transaction_is_asked(second_connection, monkeypat
     second_connection.close_if_health_check_failed()
     assert asked == [True]
     second_connection.rollback()
+
+
+def test_switched_off_every_check_is_djangos_query(second_connection, settings, monkeypatch):
+    settings.DATABASE_QUIET_HEALTH_CHECK = False
+    asked = checks_asked(second_connection, monkeypatch)
+    kept = second_connection.connection
+    request_starts(second_connection)
+    assert asked == [True] and second_connection.connection is kept and second_connection.health_check_done
