@@ -15,12 +15,14 @@ from django_celery_beat.models import PeriodicTask
 
 from alerts import schedules, selectors, services
 from alerts.choices import AlertStatus
+from alerts.exports import INCIDENTS_EXPORT
 from alerts.forms import NoteForm
-from alerts.models import Alert
+from alerts.models import Alert, Incident
 from audit.validators import required_reason
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import changelist_url, json_html, object_url, service_error_text
 from backoffice.formatting import EMPTY
+from backoffice.replica_reads import read_alias
 from core.errors import Conflict
 
 
@@ -56,7 +58,7 @@ class AlertAdmin(ReadOnlyAdmin):
     search_help_text = "The alert's key (game, day, bet…), or part of it."
     fields = ("id", "kind", "key", "severity", "status", "message", "details_shown", "first_seen", "last_seen",
               "times_seen", "acknowledged_by", "acknowledged_at", "acknowledge_note", "resolved_by", "resolved_at",
-              "resolve_note", "handle")
+              "resolve_note", "incident", "handle")
     readonly_fields = fields
 
     @admin.display(description="Details")
@@ -114,6 +116,33 @@ class AlertAdmin(ReadOnlyAdmin):
         ]
 
 
+@admin.register(Incident)
+class IncidentAdmin(ReadOnlyAdmin):
+    """Incidents, newest first, each with its alerts; exported as CSV (the rows the list shows)."""
+
+    list_display = ("id", "opened_at", "status", "cause", "restored_at", "restored_by_actor", "alert_count")
+    list_filter = ("status",)
+    fields = ("id", "opened_at", "cause", "status", "restored_at", "restored_by_actor", "alerts_shown")
+    readonly_fields = fields
+    csv_export = INCIDENTS_EXPORT
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("alerts")
+
+    @admin.display(description="Alerts")
+    def alert_count(self, obj):
+        return len(obj.alerts.all())
+
+    @admin.display(description="Alerts in it")
+    def alerts_shown(self, obj):
+        alerts = sorted(obj.alerts.all(), key=lambda alert: (alert.first_seen, alert.pk))
+        if not alerts:
+            return EMPTY
+        return format_html("<br>".join(["{}"] * len(alerts)), *(
+            format_html('<a href="{}">#{}</a> {} ({}), {}', object_url(Alert, alert.pk), alert.pk,
+                        alert.get_kind_display(), alert.get_status_display(), alert.message) for alert in alerts))
+
+
 class AuditedPeriodicTaskForm(PeriodicTaskForm):
     """django_celery_beat's form with the reason every change carries, refusing what would switch off
     a task the audit log or the alerts depend on (alerts.schedules)."""
@@ -156,7 +185,7 @@ def open_alerts_panel(request) -> str:
     """The unresolved alerts, for the top of the operations dashboard."""
     if not request.user.has_perm("alerts.view_alert"):
         return ""
-    alerts = selectors.alerts_unresolved()
+    alerts = selectors.alerts_unresolved(using=read_alias(request))
     return render_to_string("admin/alerts/dashboard_panel.html", {
         "alerts": [(alert, object_url(Alert, alert.pk)) for alert in alerts],
         "list_url": changelist_url(Alert),

@@ -17,11 +17,13 @@ from django.db.models import Count, F, Min, Sum
 from django.utils import timezone
 from django_celery_beat.models import PeriodicTask
 
+from alerts import readiness as readiness_probes
 from alerts import schedules
 from alerts.choices import AlertKind, AlertSeverity
 from audit.models import AuditEvent
 from audit.selectors import audit_chain_check, audit_unverified_heads
 from audit.verification import check_log
+from dbutils import replicas as db_replicas
 from games.choices import BetStatus, RoundStatus
 from games.engine import exact_odds
 from games.engine.stats import chi_square_test_expected
@@ -50,7 +52,7 @@ def settlement_lag() -> list:
     lag = (timezone.now() - oldest["oldest"]).total_seconds()
     if lag <= settings.ALERT_SETTLEMENT_LAG_SECONDS:
         return []
-    return [Finding(AlertKind.SETTLEMENT_LAG, "settlement", AlertSeverity.WARNING,
+    return [Finding(AlertKind.SETTLEMENT_LAG, "settlement", AlertSeverity.CRITICAL,
                     f"{oldest['count']} dealt round(s) wait for settlement; the oldest for {lag:.0f} s "
                     f"(threshold {settings.ALERT_SETTLEMENT_LAG_SECONDS} s).",
                     {"waiting_rounds": oldest["count"], "oldest_lag_seconds": round(lag)}, recurring=True)]
@@ -103,7 +105,7 @@ def audit_pending() -> list:
     age = (timezone.now() - waiting["oldest"]).total_seconds()
     if age <= settings.ALERT_AUDIT_PENDING_SECONDS:
         return []
-    return [Finding(AlertKind.AUDIT_PENDING, "sequencer", AlertSeverity.WARNING,
+    return [Finding(AlertKind.AUDIT_PENDING, "sequencer", AlertSeverity.CRITICAL,
                     f"{waiting['count']} audit event(s) wait for the sequencer; the oldest for {age:.0f} s "
                     f"(threshold {settings.ALERT_AUDIT_PENDING_SECONDS} s).",
                     {"pending_events": waiting["count"], "oldest_wait_seconds": round(age)}, recurring=True)]
@@ -152,6 +154,15 @@ def periodic_tasks() -> list:
     return [Finding(AlertKind.PERIODIC_TASKS, "beat", AlertSeverity.CRITICAL,
                     f"Periodic tasks the audit log or the alerts depend on are not running: {'; '.join(problems)}.",
                     {"problems": problems}, recurring=True)]
+
+
+def readiness() -> list:
+    """What a worker needs to serve (alerts.readiness: the broker, the cache, the migrations)."""
+    problems = readiness_probes.problems()
+    if not problems:
+        return []
+    return [Finding(AlertKind.READINESS, "workers", AlertSeverity.CRITICAL,
+                    f"Not ready: {'; '.join(problems)}.", {"problems": problems}, recurring=True)]
 
 
 def _recent_days():
@@ -252,6 +263,26 @@ def large_payouts() -> list:
             for bet in bets]
 
 
+def replicas() -> list:
+    """Each read replica (REPLICA_DATABASE_URL) that does not answer, is no standby, or is more than
+    REPLICA_MAX_LAG_SECONDS behind: its reads go to the primary meanwhile (dbutils.replicas)."""
+    findings = []
+    for alias in db_replicas.aliases():
+        health = db_replicas.measure(alias)
+        if health.usable:
+            continue
+        if health.lag is None:
+            message = f"Read replica {alias} does not answer; its reads go to the primary: {health.error}"
+        else:
+            behind = f"{health.lag:.0f} s" if math.isfinite(health.lag) else "an unknown time"
+            message = (f"Read replica {alias} is {behind} behind the primary (allowed "
+                       f"{settings.REPLICA_MAX_LAG_SECONDS:g} s); its reads go to the primary.")
+        lag = round(health.lag, 1) if health.lag is not None and math.isfinite(health.lag) else None
+        findings.append(Finding(AlertKind.REPLICA, alias, AlertSeverity.WARNING, message,
+                                {"alias": alias, "lag_seconds": lag, "error": health.error}, recurring=True))
+    return findings
+
+
 # Run every minute by beat, except the audit chain: a full walk, run hourly (see the migrations).
 CHECKS = {
     "settlement_lag": settlement_lag,
@@ -263,7 +294,16 @@ CHECKS = {
     "audit_pending": audit_pending,
     "audit_heads": audit_heads,
     "periodic_tasks": periodic_tasks,
+    "replicas": replicas,
+    "readiness": readiness,
     "audit_chain": audit_chain,
+}
+# The kind each check of a critical condition finds: once the check runs and finds it no longer,
+# the system resolves its unresolved alert (alerts.services.alerts_check).
+CLEARED_BY = {
+    "settlement_lag": AlertKind.SETTLEMENT_LAG, "rounds_for_operators": AlertKind.ROUNDS_FOR_OPERATORS,
+    "held_bets": AlertKind.HELD_BETS, "audit_pending": AlertKind.AUDIT_PENDING, "audit_heads": AlertKind.AUDIT_HEADS,
+    "periodic_tasks": AlertKind.PERIODIC_TASKS, "readiness": AlertKind.READINESS, "audit_chain": AlertKind.AUDIT_CHAIN,
 }
 FREQUENT = [name for name in CHECKS if name != "audit_chain"]
 # The hourly task runs these: the two alert tasks watch that the other still runs.

@@ -1,3 +1,5 @@
+import enum
+
 from django.db import models
 
 
@@ -9,9 +11,19 @@ class AlertKind(models.TextChoices):
     AUDIT_PENDING = "audit_pending", "Audit events waiting for the sequencer"
     AUDIT_HEADS = "audit_heads", "Audit heads that do not verify"
     PERIODIC_TASKS = "periodic_tasks", "Periodic tasks of the audit log or alerts not running"
+    READINESS = "readiness", "Readiness failing"
     OUTCOME_TEST = "outcome_test", "A day's outcomes off the published odds"
     RTP_BAND = "rtp_band", "Actual RTP outside its plausible band"
     LARGE_PAYOUT = "large_payout", "Large single payout"
+    REPLICA = "replica", "Read replica not answering or behind"
+
+    # The critical kinds: the service is impaired (settlement stalled, the audit log stalled or
+    # broken, players' bets held, the workers not ready). Their alerts are critical, open or join an
+    # incident, and are resolved by the system when their check no longer finds them.
+    CRITICAL = enum.nonmember(frozenset({
+        "settlement_lag", "rounds_for_operators", "held_bets", "audit_chain", "audit_pending", "audit_heads",
+        "periodic_tasks", "readiness",
+    }))
 
 
 class AlertSeverity(models.TextChoices):
@@ -24,3 +36,8 @@ class AlertStatus(models.TextChoices):
     OPEN = "open", "Open"
     ACKNOWLEDGED = "acknowledged", "Acknowledged"
     RESOLVED = "resolved", "Resolved"
+
+
+class IncidentStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    RESTORED = "restored", "Service restored"

@@ -1,10 +1,40 @@
-"""An alert: one row per episode of a condition that a periodic check found (alerts.checks)."""
+"""An alert: one row per episode of a condition that a periodic check found (alerts.checks); an
+incident: the time the service was impaired, from its first critical alert until all are resolved."""
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from alerts.choices import AlertKind, AlertSeverity, AlertStatus
+from alerts.choices import AlertKind, AlertSeverity, AlertStatus, IncidentStatus
+
+
+class Incident(models.Model):
+    """Opened when a critical alert (AlertKind.CRITICAL) opens and no incident is open; every critical
+    alert opened while it is open joins it; the service is restored when the last of its alerts is
+    resolved, by a person (``restored_by``) or by the system (its check no longer finds it)."""
+
+    opened_at = models.DateTimeField()
+    cause = models.TextField(help_text="The first alert's kind and message.")
+    status = models.CharField(max_length=16, choices=IncidentStatus.choices, default=IncidentStatus.OPEN)
+    restored_at = models.DateTimeField(null=True, blank=True)
+    restored_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                                    related_name="+", help_text="Empty when the system saw the conditions clear.")
+    restored_by_actor = models.CharField(max_length=150, blank=True, help_text="User name, or system:alerts.")
+
+    class Meta:
+        ordering = ["-opened_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=IncidentStatus.values), name="incident_status_valid"),
+            models.UniqueConstraint(fields=["status"], condition=Q(status=IncidentStatus.OPEN),
+                                    name="incident_one_open"),
+            models.CheckConstraint(
+                condition=Q(status=IncidentStatus.OPEN, restored_at__isnull=True)
+                | Q(status=IncidentStatus.RESTORED, restored_at__gte=models.F("opened_at")),
+                name="incident_restored_has_time"),
+        ]
+
+    def __str__(self):
+        return f"incident #{self.pk}"
 
 
 class Alert(models.Model):
@@ -26,6 +56,7 @@ class Alert(models.Model):
                                     related_name="+")
     resolved_at = models.DateTimeField(null=True, blank=True)
     resolve_note = models.TextField(blank=True)
+    incident = models.ForeignKey(Incident, on_delete=models.PROTECT, null=True, blank=True, related_name="alerts")
 
     class Meta:
         ordering = ["-last_seen", "-id"]

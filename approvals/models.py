@@ -45,7 +45,8 @@ class Approval(models.Model):
         ]
 
     def __str__(self):
-        return f"#{self.pk} {self.action} {self.object_type} {self.object_id}"
+        # The full title, with the amount or fields, is the admin's (approvals.admin.approval_title).
+        return f"Request #{self.pk}: {self.get_action_display()}"
 
     @property
     def current_status(self) -> str:

@@ -32,3 +32,8 @@ def approval_list(*, filters: dict, using: str = DEFAULT_DB_ALIAS) -> QuerySet:
 
 def approval_get(*, approval_id: int, using: str = DEFAULT_DB_ALIAS) -> Approval:
     return Approval.objects.using(using).select_related("proposed_by", "decided_by").get(pk=approval_id)
+
+
+def approvals_pending_count(*, using: str = DEFAULT_DB_ALIAS) -> int:
+    """Requests waiting for a second person (not yet expired), for the metrics."""
+    return Approval.objects.using(using).filter(_status_q(ApprovalStatus.PENDING)).count()

@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db.models import Q
 from django.http import JsonResponse
 from django.urls import path
@@ -15,6 +15,7 @@ from audit.services import audit_head_sign
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.filters import IndexedValuesFieldListFilter
 from backoffice.admin.html import json_html
+from backoffice.replica_reads import read_alias
 from core.errors import Conflict
 
 SHORT_REASON_CHARS = 60
@@ -86,6 +87,8 @@ class AuditEventAdmin(ReadOnlyAdmin):
             head = audit_head_sign()
         except Conflict as error:  # a stored head that does not verify holds the log's size
             return JsonResponse(error.message_dict, status=409)
+        except ImproperlyConfigured as error:  # no signing key: nothing to sign with
+            return JsonResponse({"AUDIT_SIGNING_KEY": [str(error)]}, status=503)
         response = JsonResponse(head.as_json())
         if "download" in request.GET:
             response["Content-Disposition"] = f'attachment; filename="audit-head-{head.tree_size}.json"'
@@ -97,7 +100,11 @@ class AuditEventAdmin(ReadOnlyAdmin):
                 (f"{head_url}?download=1", "Download head (JSON)", "pf-audit-head")]
 
     def changelist_view(self, request, extra_context=None):
-        extra_context = {"audit_log": selectors.audit_log_status(),
+        try:
+            audit_log = selectors.audit_log_status(using=read_alias(request))
+        except selectors.HeadKeyMissing as error:  # the events still show, under a notice
+            audit_log = {**selectors.audit_log_size(), "head": None, "key_missing": error.message}
+        extra_context = {"audit_log": audit_log,
                          "audit_head_url": self.own_url("head"), **(extra_context or {})}
         return super().changelist_view(request, extra_context)
 

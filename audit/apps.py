@@ -7,6 +7,7 @@ class AuditConfig(AppConfig):
     verbose_name = "Audit trail"
 
     def ready(self):
-        from audit import signals
+        from audit import signals, task_context
 
         signals.connect()
+        task_context.connect()

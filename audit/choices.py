@@ -34,6 +34,8 @@ class AuditAction(models.TextChoices):
     ALERT_OPENED = "alert.opened", "Alert opened"
     ALERT_ACKNOWLEDGED = "alert.acknowledged", "Alert acknowledged"
     ALERT_RESOLVED = "alert.resolved", "Alert resolved"
+    INCIDENT_OPENED = "incident.opened", "Incident opened"
+    INCIDENT_RESTORED = "incident.restored", "Incident: service restored"
     WEBHOOK_ENDPOINT_CREATED = "webhook.endpoint_created", "Webhook endpoint created"
     WEBHOOK_ENDPOINT_CHANGED = "webhook.endpoint_changed", "Webhook endpoint changed"
     WEBHOOK_SECRET_ROTATED = "webhook.secret_rotated", "Webhook secret rotated"
@@ -44,12 +46,20 @@ class AuditAction(models.TextChoices):
     TOKEN_REFUSED = "auth.token_refused", "API token refused"
     TOKEN_CREATED = "auth.token_created", "API token made"
     TOKEN_DELETED = "auth.token_deleted", "API token deleted"
+    TOKEN_ROTATED = "auth.token_rotated", "API token rotated"
+    TOKEN_REVOKED = "auth.token_revoked", "API token revoked"
+    SECOND_FACTOR = "auth.second_factor", "Second factor entered at log-in"
+    STEP_UP = "auth.step_up", "Second factor entered again (step-up)"
+    SECOND_FACTOR_ENROLLED = "auth.second_factor_enrolled", "Second factor enrolled"
+    SECOND_FACTOR_RESET = "auth.second_factor_reset", "Second factor reset by an administrator"
 
 
 # The authentication log (audit.selectors.auth_event_list): these actions, every one about a user name
 # (object_type "user", object_id the name as given, cut to 64 characters).
 AUTH_ACTIONS = (AuditAction.LOGGED_IN, AuditAction.LOGIN_FAILED, AuditAction.LOGIN_LOCKED_OUT,
-                AuditAction.TOKEN_REFUSED, AuditAction.TOKEN_CREATED, AuditAction.TOKEN_DELETED)
+                AuditAction.TOKEN_REFUSED, AuditAction.TOKEN_CREATED, AuditAction.TOKEN_DELETED,
+                AuditAction.TOKEN_ROTATED, AuditAction.TOKEN_REVOKED, AuditAction.SECOND_FACTOR, AuditAction.STEP_UP,
+                AuditAction.SECOND_FACTOR_ENROLLED, AuditAction.SECOND_FACTOR_RESET)
 
 
 class AuthOutcome(models.TextChoices):
@@ -66,5 +76,17 @@ class AuthOutcome(models.TextChoices):
     SLOWED = "slowed", "User name slowed down"
     UNKNOWN_TOKEN = "unknown_token", "Unknown API token"
     MALFORMED_TOKEN = "malformed_token", "Malformed Authorization header"
+    EXPIRED_TOKEN = "expired_token", "Expired API token"
+    DISABLED_TOKEN = "disabled_token", "Disabled (revoked) API token"
+    WRONG_ADDRESS = "wrong_address", "API token used from an address it does not allow"
+    WRONG_SCOPE = "wrong_scope", "API token used beyond its scopes"
     TOKEN_CREATED = "token_created", "API token made"
     TOKEN_DELETED = "token_deleted", "API token deleted"
+    TOKEN_ROTATED = "token_rotated", "API token rotated"
+    TOKEN_REVOKED = "token_revoked", "API token revoked"
+    RECOVERY_CODE = "recovery_code", "Right recovery code (now used up)"
+    WRONG_CODE = "wrong_code", "Wrong second-factor code"
+    CODE_REFUSED_LOCKED = "code_refused_locked", "Refused unchecked: the second factor is locked"
+    SECOND_FACTOR_LOCKED = "second_factor_locked", "Second factor locked after wrong codes"
+    ENROLLED = "enrolled", "Second factor enrolled"
+    RESET = "reset", "Second factor reset"

@@ -49,7 +49,9 @@ def signing_key() -> Ed25519PrivateKey:
     if not settings.AUDIT_SIGNING_KEY_FILE:
         raise ImproperlyConfigured("Set AUDIT_SIGNING_KEY or AUDIT_SIGNING_KEY_FILE to sign audit tree heads.")
     path = Path(settings.AUDIT_SIGNING_KEY_FILE)
-    if not path.exists() and settings.DEBUG:
+    if not path.exists() and not settings.DEBUG:
+        raise ImproperlyConfigured(f"AUDIT_SIGNING_KEY_FILE names {path}, which does not exist.")
+    if not path.exists():
         pem = Ed25519PrivateKey.generate().private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -2,9 +2,11 @@
 
 Each reads from the database alias ``using`` (the default unless told)."""
 
+import base64
+
 from django.core.exceptions import ImproperlyConfigured, ObjectDoesNotExist
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import F, OuterRef, QuerySet, Subquery, TextField, Value
+from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
@@ -13,12 +15,17 @@ from audit.chain import GENESIS_HASH, HASHED_FIELDS, event_hash, leaf_entry
 from audit.choices import AUTH_ACTIONS
 from audit.models import AuditEvent, AuditHead, AuditLeaf, AuditSequencerState
 from audit.sequencer import stored_perfect
-from core.errors import Conflict
+from core.errors import Conflict, Unavailable
 
 
 class ProofError(Conflict):
     """A proof asked of sizes or an event the log cannot give (yet): at odds with the state of the
     log rather than malformed, so the API answers 409; the message names the field."""
+
+
+class HeadKeyMissing(Unavailable):
+    """No key to check heads with (or a broken one): the API answers 503 naming the setting, the
+    admin shows the events with a notice."""
 
 
 # Heads looked at, newest first, for one that verifies: past them the page shows none (and the alert
@@ -47,14 +54,26 @@ def audit_unverified_heads(*, limit: int = HEADS_TRIED, using: str = DEFAULT_DB_
                   key=lambda head: head.tree_size)
 
 
+def audit_log_size(*, using: str = DEFAULT_DB_ALIAS) -> dict:
+    """The events sequenced into the log and those still pending."""
+    return {"tree_size": AuditSequencerState.objects.using(using).values_list("tree_size", flat=True).first() or 0,
+            "pending": AuditEvent.objects.using(using).filter(leaf__isnull=True).count()}
+
+
+def _head_key() -> bytes:
+    try:
+        return heads.public_key_bytes()
+    except ImproperlyConfigured as error:
+        raise HeadKeyMissing("AUDIT_PUBLIC_KEY", f"Heads cannot be verified: {error}") from None
+
+
 def audit_log_status(*, using: str = DEFAULT_DB_ALIAS) -> dict:
     """The latest signed head that verifies, the public key that checks it, and the log's size and
-    pending events."""
+    pending events; HeadKeyMissing where no key is configured to check heads."""
+    public_key = _head_key()
     head = audit_latest_head(using=using)
-    return {"head": head.as_json() if head else None, "public_key": heads.public_key_b64(),
-            "key_id": heads.key_id(heads.public_key_bytes()),
-            "tree_size": AuditSequencerState.objects.using(using).values_list("tree_size", flat=True).first() or 0,
-            "pending": AuditEvent.objects.using(using).filter(leaf__isnull=True).count()}
+    return {"head": head.as_json() if head else None, "public_key": base64.b64encode(public_key).decode("ascii"),
+            "key_id": heads.key_id(public_key), **audit_log_size(using=using)}
 
 
 def audit_public_head(*, using: str = DEFAULT_DB_ALIAS) -> dict:
@@ -71,6 +90,7 @@ def audit_public_head(*, using: str = DEFAULT_DB_ALIAS) -> dict:
 def _tree_size(tree_size: int | None, field: str, using: str) -> int:
     size = AuditSequencerState.objects.using(using).values_list("tree_size", flat=True).first() or 0
     if tree_size is None:
+        _head_key()  # without it no head verifies: say so rather than "no signed head yet"
         head = audit_latest_head(using=using)
         if head is None:
             raise ProofError(field, "No signed head yet: run audit_head, or give a tree size.")
@@ -195,3 +215,14 @@ def audit_chain_check(chunk_size: int = 2000, *, using: str = DEFAULT_DB_ALIAS):
         expected_prev = row["hash"]
         checked += 1
     return checked, expected_prev, None
+
+
+def audit_pending_summary(*, using: str = DEFAULT_DB_ALIAS) -> dict:
+    """Events the sequencer has not placed in the log yet, for the metrics: {"count", "oldest_created_at"}.
+    Only the events of the transactions it has not settled are looked at (by ``xact_id``), never the
+    whole table."""
+    state = (AuditSequencerState.objects.using(using).values("horizon", "open_xacts").first()
+             or {"horizon": 0, "open_xacts": []})
+    unsettled = Q(xact_id__gte=state["horizon"]) | Q(xact_id__in=state["open_xacts"])
+    return AuditEvent.objects.using(using).filter(unsettled, leaf__isnull=True).aggregate(
+        count=Count("id"), oldest_created_at=Min("created_at"))

@@ -1,14 +1,13 @@
-"""Audit events for changes that Django itself makes: staff users, their roles, API tokens made and
-deleted. (Log-ins are recorded by the site's receivers, baccarat_site.receivers, which know the
-lock-outs.)"""
+"""Audit events for changes that Django itself makes: staff users and their roles. (Log-ins are
+recorded by the site's receivers, baccarat_site.receivers, which know the lock-outs; API tokens by
+apitokens.)"""
 
 from django.contrib.auth import get_user_model
-from django.db.models.signals import m2m_changed, post_delete, post_save, pre_save
-from rest_framework.authtoken.models import Token, TokenProxy
+from django.db.models.signals import m2m_changed, post_save, pre_save
 
-from audit.choices import AuditAction, AuthOutcome
+from audit.choices import AuditAction
 from audit.context import signal_actor
-from audit.services import audit_record, auth_event_record
+from audit.services import audit_record
 
 User = get_user_model()
 _WATCHED_USER_FIELDS = ("username", "is_active", "is_staff", "is_superuser")
@@ -38,30 +37,7 @@ def record_roles_changed(sender, instance, action, pk_set, model, **kwargs):
                  after={"groups": groups, "change": action.removeprefix("post_")})
 
 
-def _token_owner(token) -> str:
-    try:
-        return token.user.get_username()
-    except User.DoesNotExist:  # deleted with its user
-        return str(token.user_id)
-
-
-def record_token_saved(sender, instance, created, **kwargs):
-    # About the owner's name: never the token (its key is also its primary key).
-    if created:
-        auth_event_record(actor=signal_actor("system:token-management"), action=AuditAction.TOKEN_CREATED,
-                          outcome=AuthOutcome.TOKEN_CREATED, username=_token_owner(instance))
-
-
-def record_token_deleted(sender, instance, **kwargs):
-    auth_event_record(actor=signal_actor("system:token-management"), action=AuditAction.TOKEN_DELETED,
-                      outcome=AuthOutcome.TOKEN_DELETED, username=_token_owner(instance))
-
-
 def connect():
     pre_save.connect(remember_user_before, sender=User, dispatch_uid="audit.user.before")
     post_save.connect(record_user_saved, sender=User, dispatch_uid="audit.user.saved")
     m2m_changed.connect(record_roles_changed, sender=User.groups.through, dispatch_uid="audit.user.groups")
-    # The admin's tokens are TokenProxy rows: a proxy's signals are sent with the proxy as sender.
-    for model in (Token, TokenProxy):
-        post_save.connect(record_token_saved, sender=model, dispatch_uid=f"audit.token.saved.{model.__name__}")
-        post_delete.connect(record_token_deleted, sender=model, dispatch_uid=f"audit.token.deleted.{model.__name__}")

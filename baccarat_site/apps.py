@@ -27,3 +27,33 @@ class BackOfficeAdminConfig(AdminConfig):
         staff_login_refused.connect(receivers.record_staff_login_refused,
                                     dispatch_uid="baccarat_site.auth_log.staff_login_refused")
         add_unlock_action(admin.site.get_model_admin(get_user_model()))  # registered by django.contrib.auth
+        self._second_factor(admin.site)
+
+    def _second_factor(self, site):
+        """The second factor's authentication log, its reset on users, and step-up on role changes
+        (backoffice.step_up; apitokens' admin asks for it on issuing tokens). django-otp's own device
+        pages (which show secrets) are not served: devices are enrolled and reset only through the
+        second factor's own pages."""
+        from django.contrib.auth import get_user_model
+        from django.contrib.auth.models import Group
+        from django_otp.plugins.otp_static.models import StaticDevice
+        from django_otp.plugins.otp_totp.models import TOTPDevice
+
+        from baccarat_site import second_factor_receivers as receivers
+        from backoffice import second_factor
+        from backoffice.admin.second_factor import add_reset_action
+        from backoffice.step_up import require_step_up_on
+
+        second_factor.second_factor_checked.connect(receivers.record_checked, dispatch_uid="baccarat_site.2fa.checked")
+        second_factor.second_factor_locked_out.connect(receivers.record_locked_out,
+                                                       dispatch_uid="baccarat_site.2fa.locked_out")
+        second_factor.second_factor_enrolled.connect(receivers.record_enrolled,
+                                                     dispatch_uid="baccarat_site.2fa.enrolled")
+        second_factor.second_factor_reset.connect(receivers.record_reset, dispatch_uid="baccarat_site.2fa.reset")
+        for model in (TOTPDevice, StaticDevice):
+            if site.is_registered(model):
+                site.unregister(model)
+        user_admin = site.get_model_admin(get_user_model())
+        add_reset_action(user_admin)
+        require_step_up_on(user_admin, "add_view", "change_view", "user_change_password")
+        require_step_up_on(site.get_model_admin(Group), "add_view", "change_view")

@@ -76,10 +76,13 @@ def record_staff_login_refused(sender, request, user, **kwargs) -> None:
                           username=user.get_username(), details=details)
 
 
-def record_token_refused(sender, request, outcome: str, username: str = "", **kwargs) -> None:
-    # Why and whose (an inactive user's), from where and with which agent: never the token.
+def record_token_refused(sender, request, outcome: str, username: str = "", token_id=None, **kwargs) -> None:
+    # Why, whose and which (the owner's name and the token's id, when known), from where and with
+    # which agent: never the token nor any part of it.
     details = _recorded(request)
     if details is not None:
+        if token_id is not None:
+            details = {**details, "token_id": token_id}
         auth_event_record(action=AuditAction.TOKEN_REFUSED, outcome=outcome, username=username, details=details)
 
 

@@ -5,6 +5,10 @@ import os
 from decimal import Decimal
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
+
+from audit import log_lines
 from backoffice.addresses import trusted_networks
 from backoffice.api.docs import API_DESCRIPTION
 from dbutils import embedded_server
@@ -71,24 +75,33 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_celery_beat",
+    # The second factor of staff (backoffice.second_factor): TOTP devices, and recovery codes as static ones.
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "backoffice",
     "audit",
+    "apitokens",
     "wallet",
     "games",
     "settlement",
     "approvals",
     "alerts",
     "webhooks",
+    "monitoring",
     "benchmarks",
 ]
 
 MIDDLEWARE = [
     # The client's address, once (request.client_address), for throttles, audit and lock-outs.
     "backoffice.addresses.ClientAddressMiddleware",
+    # /-/alive, /-/ready and /metrics, before the HTTPS redirect and the host check (probes come by
+    # address, over plain HTTP); then every other request timed and its queries counted.
+    "monitoring.middleware.ProbeMiddleware",
+    "monitoring.middleware.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # CONTENT_SECURITY_POLICY on every response, the static files' too.
     "backoffice.security_headers.ContentSecurityPolicyMiddleware",
@@ -106,6 +119,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "audit.middleware.AuditRequestMiddleware",
+    # After a write, its person reads the primary for a while (read-your-writes; only with replicas).
+    "backoffice.replica_reads.RecentWriteMiddleware",
 ]
 
 ROOT_URLCONF = "baccarat_site.urls"
@@ -146,6 +161,52 @@ DATABASE_PREPARE_THRESHOLD = int(os.environ.get("DATABASE_PREPARE_THRESHOLD", "5
 if DATABASE_PREPARE_THRESHOLD:
     DATABASES["default"]["OPTIONS"].update(
         {"server_side_binding": True, "prepare_threshold": DATABASE_PREPARE_THRESHOLD})
+# A persistent connection's check before a request's first query: on, an idle connection whose socket
+# has nothing to read is taken as healthy without a round trip (dbutils/postgresql/base.py); off,
+# Django's SELECT 1 every time.
+DATABASE_QUIET_HEALTH_CHECK = env_bool("DATABASE_QUIET_HEALTH_CHECK", True)
+# Behind a connection pooler (docs/operations/scaling.md). DATABASE_POOLER=transaction: DATABASE_URL is
+# a PgBouncer in transaction mode, where each transaction may run on another server connection, so
+# nothing may outlive one: no statement is prepared (unless DATABASE_POOLER_PREPARED_STATEMENTS=1, for
+# PgBouncer 1.21 or later with max_prepared_statements), no server-side cursor (iterator() holds one
+# across transactions), and the token rows' change notices are heard on a direct connection of their
+# own, DATABASE_LISTEN_URL (unset: no token row is kept), which also holds Celery beat's lock. Empty:
+# a direct connection (or a pooler in session mode).
+DATABASE_POOLER = os.environ.get("DATABASE_POOLER", "").strip().lower()
+if DATABASE_POOLER not in {"", "session", "transaction"}:
+    raise ImproperlyConfigured("DATABASE_POOLER must be empty, 'session' or 'transaction'")
+DATABASE_POOLER_PREPARED_STATEMENTS = env_bool("DATABASE_POOLER_PREPARED_STATEMENTS")
+DATABASE_LISTEN_URL = os.environ.get("DATABASE_LISTEN_URL", "")
+if DATABASE_POOLER == "transaction":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    if not DATABASE_POOLER_PREPARED_STATEMENTS:
+        DATABASES["default"]["OPTIONS"].pop("prepare_threshold", None)
+
+# Read replicas (docs/operations/replicas.md, dbutils.replicas, backoffice.replica_reads).
+# REPLICA_DATABASE_URL: one or more hot standbys of DATABASE_URL, comma-separated (the aliases "replica",
+# "replica_2", …); unset, everything reads the primary. Lists, details, reports, exports, round recall
+# and the public pages read a replica at most REPLICA_MAX_LAG_SECONDS behind (default 5); money, writes
+# and whatever is read inside a transaction never do. A person who wrote reads the primary for
+# REPLICA_READ_YOUR_WRITES_SECONDS (default 15; more than the lag allowed plus REPLICA_LAG_CACHE_SECONDS,
+# the time a process keeps a measured lag, default 2). A replica that does not connect within
+# REPLICA_CONNECT_TIMEOUT_SECONDS (default 2) is set aside for REPLICA_RETRY_SECONDS (default 30).
+REPLICA_MAX_LAG_SECONDS = float(os.environ.get("REPLICA_MAX_LAG_SECONDS", "5"))
+REPLICA_LAG_CACHE_SECONDS = float(os.environ.get("REPLICA_LAG_CACHE_SECONDS", "2"))
+REPLICA_READ_YOUR_WRITES_SECONDS = float(os.environ.get("REPLICA_READ_YOUR_WRITES_SECONDS", "15"))
+REPLICA_CONNECT_TIMEOUT_SECONDS = int(os.environ.get("REPLICA_CONNECT_TIMEOUT_SECONDS", "2"))
+REPLICA_RETRY_SECONDS = float(os.environ.get("REPLICA_RETRY_SECONDS", "30"))
+if REPLICA_READ_YOUR_WRITES_SECONDS <= REPLICA_MAX_LAG_SECONDS + REPLICA_LAG_CACHE_SECONDS:
+    raise ImproperlyConfigured("REPLICA_READ_YOUR_WRITES_SECONDS must exceed REPLICA_MAX_LAG_SECONDS plus "
+                               "REPLICA_LAG_CACHE_SECONDS, or a person could read a copy older than their write")
+DATABASE_REPLICAS = []
+for _number, _url in enumerate(env_list("REPLICA_DATABASE_URL"), start=1):
+    _alias = "replica" if _number == 1 else f"replica_{_number}"
+    DATABASES[_alias] = {**database_urls.parse(_url), "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],
+                         "CONN_HEALTH_CHECKS": True,
+                         "DISABLE_SERVER_SIDE_CURSORS": DATABASES["default"].get("DISABLE_SERVER_SIDE_CURSORS", False)}
+    DATABASES[_alias]["OPTIONS"] = {**DATABASES["default"]["OPTIONS"], **DATABASES[_alias]["OPTIONS"],
+                                    "connect_timeout": REPLICA_CONNECT_TIMEOUT_SECONDS}
+    DATABASE_REPLICAS.append(_alias)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A user name is locked from an address after LOGIN_FAILURE_LIMIT failed log-ins from there, for
@@ -159,6 +220,17 @@ LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
 LOGIN_SLOWDOWN_AFTER = int(os.environ.get("LOGIN_SLOWDOWN_AFTER", "10"))
 LOGIN_SLOWDOWN_SECONDS = int(os.environ.get("LOGIN_SLOWDOWN_SECONDS", "10"))
 LOGIN_KNOWN_ADDRESS_DAYS = int(os.environ.get("LOGIN_KNOWN_ADDRESS_DAYS", "30"))
+
+# The second factor of every staff user (backoffice.second_factor): a TOTP authenticator app,
+# enrolled at first log-in, with single-use recovery codes. No admin page and no session API call
+# works before it is entered. Approving, rejecting, adjusting, voiding, changing roles and issuing
+# tokens need one entered within STEP_UP_MINUTES (backoffice.step_up). Wrong codes count like wrong
+# passwords: LOGIN_FAILURE_LIMIT of them within LOGIN_LOCKOUT_SECONDS lock the person's second
+# factor for that long (backoffice.lockout), which replaces django-otp's own per-device delay.
+STEP_UP_MINUTES = float(os.environ.get("STEP_UP_MINUTES", "5"))
+OTP_TOTP_ISSUER = os.environ.get("OTP_TOTP_ISSUER", "Baccarat back-office")  # shown by the authenticator app
+OTP_TOTP_THROTTLE_FACTOR = 0
+OTP_STATIC_THROTTLE_FACTOR = 0
 # The authentication log (log-ins, lock-outs, refused API tokens, tokens made and deleted) is part of
 # the audit trail, whose events are never deleted: AUTH_LOG_DAYS is the minimum promised (New Jersey
 # asks 90 days), shown on its page, not a deletion schedule. Past AUTH_LOG_FAILURES_PER_MINUTE failed
@@ -190,8 +262,9 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "backoffice.api.authentication.TokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
+        "apitokens.authentication.TokenAuthentication",
+        # The admin's session, once its second factor is verified (a session without it: 401).
+        "backoffice.api.session_authentication.VerifiedSessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # JSON only, in and out; the parser names the field that held a NaN or Infinity literal.
@@ -229,6 +302,22 @@ API_THROTTLE_BATCH = int(os.environ.get("API_THROTTLE_BATCH", "32"))
 # transaction mode, where notices cannot reach the connection that listens.
 API_TOKEN_CACHE_SIZE = int(os.environ.get("API_TOKEN_CACHE_SIZE", "1000"))
 API_TOKEN_CACHE_SECONDS = float(os.environ.get("API_TOKEN_CACHE_SECONDS", "60"))
+# API tokens (apitokens): the database keeps only an HMAC-SHA256 digest of each, keyed by a pepper
+# from the environment. API_TOKEN_PEPPERS is comma-separated, the current pepper first; tokens made
+# under an earlier one still work (and are re-digested under the current one at first use) while it
+# stays in the list. Required unless DEBUG (a development pepper then): a web server without one
+# refuses to start (baccarat_site.wsgi), and making or checking a token fails loudly.
+API_TOKEN_PEPPERS = env_list("API_TOKEN_PEPPERS") or (["insecure-development-pepper"] if DEBUG else [])
+if any(len(pepper) < 16 for pepper in API_TOKEN_PEPPERS):
+    raise ImproperlyConfigured("API_TOKEN_PEPPERS: each pepper needs at least 16 characters")
+# Days after which a staff member's new token expires unless another expiry is given (0: none);
+# a game server's (integration) tokens do not expire unless asked (docs/operations/api-tokens.md).
+STAFF_TOKEN_DAYS = float(os.environ.get("STAFF_TOKEN_DAYS", "90"))
+# Hours a rotated token keeps working beside its successor.
+API_TOKEN_ROTATION_OVERLAP_HOURS = float(os.environ.get("API_TOKEN_ROTATION_OVERLAP_HOURS", "24"))
+# A game server's plain single bet answered around DRF's dispatch by the same pieces called directly
+# (backoffice/api/plain.py); off, every request goes through DRF's dispatch.
+API_PLAIN_REQUESTS = env_bool("API_PLAIN_REQUESTS", True)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Baccarat back-office API",
     "DESCRIPTION": API_DESCRIPTION,  # roles, tokens, idempotency keys, errors, PF-1: above the operations
@@ -252,6 +341,10 @@ SPECTACULAR_SETTINGS = {
         "LedgerKindEnum": "wallet.choices.LedgerKind",
         # The audit events' and the authentication log's action (approvals name actions too).
         "AuditActionEnum": "audit.choices.AuditAction",
+        # Alerts and the incidents they open each have a status (and alerts a kind, as ledger entries do).
+        "AlertKindEnum": "alerts.choices.AlertKind",
+        "AlertStatusEnum": "alerts.choices.AlertStatus",
+        "IncidentStatusEnum": "alerts.choices.IncidentStatus",
     },
 }
 
@@ -266,8 +359,26 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Beat runs the periodic tasks stored in the database, and only one beat at a time: a second one
+# waits, retrying every CELERY_BEAT_LOCK_RETRY_SECONDS, for the first one's lock (a PostgreSQL
+# advisory lock on a direct connection of its own: baccarat_site/beat.py).
+CELERY_BEAT_SCHEDULER = "baccarat_site.beat:LockedDatabaseScheduler"
+CELERY_BEAT_LOCK_RETRY_SECONDS = float(os.environ.get("CELERY_BEAT_LOCK_RETRY_SECONDS", "5"))
 CELERY_TIMEZONE = TIME_ZONE
+# A queue per workload, so that one cannot hold back another (a webhook endpoint that hangs, a slow
+# report): settlement; the audit sequencer and heads; webhook deliveries; alerts, approvals' expiry
+# and anything not routed ("reports"). A worker started without -Q serves them all (development,
+# the tests); `make prod` starts one or more per queue (-Q name), sized as docs/operations/scaling.md
+# says.
+CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in ("settlement", "audit", "webhooks", "reports")]
+CELERY_TASK_DEFAULT_QUEUE = "reports"
+CELERY_TASK_ROUTES = {
+    "settlement.*": {"queue": "settlement"},
+    "audit.*": {"queue": "audit"},
+    "webhooks.*": {"queue": "webhooks"},
+    "alerts.*": {"queue": "reports"},
+    "approvals.*": {"queue": "reports"},
+}
 
 # Settlement: the rounds one batch claims, and the failed attempts after which the sweep leaves a
 # round to operators (so one bad round cannot block the others).
@@ -348,16 +459,31 @@ WEBHOOK_SECRET_OVERLAP_HOURS = float(os.environ.get("WEBHOOK_SECRET_OVERLAP_HOUR
 WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", DEBUG)
 WEBHOOK_BLOCK_PRIVATE = env_bool("WEBHOOK_BLOCK_PRIVATE", not DEBUG)
 
+# Monitoring (monitoring/, docs/operations/monitoring.md). /metrics in Prometheus's text format, when
+# METRICS_ENABLED, readable with "Authorization: Bearer $METRICS_TOKEN" or from METRICS_ALLOWED_IPS
+# (comma-separated addresses or CIDRs; the client's address as TRUSTED_PROXIES gives it); neither
+# set, every scrape is refused (401). Off, nothing is counted and /metrics is a 404. Under gunicorn
+# and Celery the processes share PROMETHEUS_MULTIPROC_DIR (read by prometheus_client itself;
+# gunicorn.conf.py makes one when unset). The database's figures are read at each scrape, each
+# statement cut off after METRICS_QUERY_TIMEOUT_MS.
+METRICS_ENABLED = env_bool("METRICS_ENABLED", True)
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS")
+METRICS_QUERY_TIMEOUT_MS = int(os.environ.get("METRICS_QUERY_TIMEOUT_MS", "2000"))
+# /-/ready: the checks wait at most READINESS_TIMEOUT_SECONDS in all, and an answer is reused for
+# READINESS_CACHE_SECONDS (probes faster than that open no more database connections).
+READINESS_TIMEOUT_SECONDS = float(os.environ.get("READINESS_TIMEOUT_SECONDS", "2"))
+READINESS_CACHE_SECONDS = float(os.environ.get("READINESS_CACHE_SECONDS", "1"))
+
 # Error reports (DEBUG's technical 500 page) show no variable's value: one may be a server seed.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "backoffice.errors.ValuelessExceptionReporterFilter"
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # Django's own loggers keep INFO and their handlers otherwise, so LOG_LEVEL would not hold back
-    # their messages (one warning for every 404) and, with DEBUG, each would print twice.
-    "loggers": {"django": {"level": os.environ.get("LOG_LEVEL", "INFO")}},
-}
+# Logs (audit.log_lines, docs/operations/logging.md): LOG_FORMAT "plain" (text) or "json" (one JSON
+# object a line with time, level, logger, message and, where known, request_id, user, game, round and
+# bet; Celery workers and beat then write through it too, baccarat_site.celery). LOG_REQUESTS: one
+# line per HTTP request (method, path without its query, status, duration), with that context; on
+# with JSON, where it replaces gunicorn's access log (gunicorn.conf.py), off with text by default.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain").strip().lower()
+LOG_REQUESTS = env_bool("LOG_REQUESTS", LOG_FORMAT == "json")
+LOGGING = log_lines.logging_config(LOG_FORMAT, os.environ.get("LOG_LEVEL", "INFO"))
+LOGGING_CONFIG = "audit.log_lines.configure"

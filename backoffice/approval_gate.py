@@ -11,6 +11,10 @@ at once.
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
+from backoffice.formatting import money
+
 
 @dataclass(frozen=True)
 class Held:
@@ -40,3 +44,19 @@ def submit(service, **kwargs) -> Held | Done:
     if _gate is not None:
         return _gate(service, **kwargs)
     return Done(service(**kwargs))
+
+
+def four_eyes_hint(action: str) -> str:
+    """The sentence a form shows when its change may wait for a second person (settings.APPROVAL_ACTIONS
+    turns ``action`` on; approvals.actions decides case by case), else ""."""
+    if action not in settings.APPROVAL_ACTIONS:
+        return ""
+    if action == "account.adjust":
+        return (f" Four eyes: an adjustment that takes this account's adjustments over "
+                f"{settings.APPROVAL_ADJUSTMENT_WINDOW_HOURS:g} hours to "
+                f"{money(settings.APPROVAL_ADJUSTMENT_THRESHOLD)} or more waits for a second person's approval.")
+    if action == "round.void":
+        return (" Four eyes: voiding a dealt round waits for a second person's approval; an open round is "
+                "voided at once.")
+    return (" Four eyes: once the game has taken bets, a change of its payouts, limits or decks, or making it "
+            "active, waits for a second person's approval; a rename or a suspension takes effect at once.")

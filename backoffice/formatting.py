@@ -22,3 +22,14 @@ def timestamp(value) -> str:
     if value is None:
         return EMPTY
     return formats.date_format(timezone.localtime(value), "DATETIME_FORMAT")
+
+
+def money(value, currency: str = "", *, signed: bool = False) -> str:
+    """An amount as lists, forms and titles write it: thousands separated, two places, its currency, a
+    true minus sign: Decimal("-58131.4") → "−58,131.40"; signed=True writes "+" before a credit."""
+    if value is None:
+        return EMPTY
+    amount = Decimal(str(value))
+    sign = "−" if amount < 0 else ("+" if signed and amount > 0 else "")
+    text = f"{sign}{abs(amount):,.2f}"
+    return f"{text} {currency}" if currency else text

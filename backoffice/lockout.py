@@ -20,6 +20,9 @@ an IPv6 address's /64), and against the name from anywhere.
   a password). A successful log-in clears its address's count and remembers the address.
 - ``unlock(username)`` (the "Unlock log-ins" action on users, for administrators) ends every
   lock-out and the slow-down of the name at once, and sends ``login_unlocked`` (audited).
+- Wrong second-factor codes (backoffice.second_factor) count per person, from every address: after
+  ``LOGIN_FAILURE_LIMIT`` of them within ``LOGIN_LOCKOUT_SECONDS`` no code is checked for that long
+  (``unlock`` ends this too).
 """
 
 import hashlib
@@ -57,6 +60,7 @@ class _Keys:
         self.pair = f"{self.name}:{self.address}"
         self.slot = f"login-slot:{digest}:{generation}"
         self.known = f"login-known:{digest}:{self.address}"
+        self.codes = f"second-factor-failures:{digest}:{generation}"
 
 
 def _address(request) -> str | None:
@@ -128,6 +132,25 @@ def unlock(username: str, by=None, user=None) -> None:
     """End every lock-out and the slow-down of the name (an administrator, ``by``, unlocking ``user``)."""
     cache.set(f"login-generation:{_digest(username)}", secrets.token_hex(8), timeout=None)
     login_unlocked.send(sender=LockoutBackend, username=username, by=by, user=user)
+
+
+def second_factor_locked(username: str) -> bool:
+    """Whether the person's second factor is locked: LOGIN_FAILURE_LIMIT wrong codes (from anywhere:
+    whoever enters them already holds the password) within LOGIN_LOCKOUT_SECONDS."""
+    return cache.get(_Keys(username, None).codes, 0) >= settings.LOGIN_FAILURE_LIMIT
+
+
+def record_second_factor_failure(username: str) -> bool:
+    """Count a wrong code; True when it is the one that locks the second factor (for its full time)."""
+    key = _Keys(username, None).codes
+    if _count(key) != settings.LOGIN_FAILURE_LIMIT:
+        return False
+    cache.touch(key, settings.LOGIN_LOCKOUT_SECONDS)
+    return True
+
+
+def clear_second_factor_failures(username: str) -> None:
+    cache.delete(_Keys(username, None).codes)
 
 
 class LockoutBackend(ModelBackend):

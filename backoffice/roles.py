@@ -8,6 +8,8 @@ and nowhere else. ``sync_role_groups`` is idempotent: a migration runs it, and s
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 
+from core.permissions import READ_PERMISSIONS, is_read_permission  # noqa: F401 - the roles' reads, re-exported
+
 
 class Role(models.TextChoices):
     """Each role is a group of the same name, created by a migration."""
@@ -27,7 +29,8 @@ READ_ALL = [
     "games.view_gameinstance", "games.view_seedpair", "games.view_round", "games.view_bet",
     "audit.view_auditevent", "wallet.view_account", "wallet.view_ledgerentry",
     "settlement.view_settlementbatch", "approvals.view_approval", "games.view_rtppolicy",
-    "alerts.view_alert", "webhooks.view_endpoint", "webhooks.view_delivery", "webhooks.view_event",
+    "alerts.view_alert", "alerts.view_incident", "webhooks.view_endpoint", "webhooks.view_delivery",
+    "webhooks.view_event",
 ]
 
 # The operations dashboard (GGR, return to player against the exact odds, outcome tests).
@@ -60,19 +63,13 @@ ROLE_PERMISSIONS = {
         "django_celery_beat.view_periodictask", "django_celery_beat.view_intervalschedule",
         "django_celery_beat.view_crontabschedule", "auth.view_user", "auth.view_group",
         "audit.view_authevent",  # the authentication log (administrators hold it too)
+        "apitokens.view_apitoken",  # who holds which token, its scopes, expiry and addresses (never the token)
     ],
 }
 
 # Roles that change nothing: each of their permissions is a read (sync_role_groups refuses
 # anything else), so no write of the API or the admin answers them, by session or token.
 READ_ONLY_ROLES = {Role.SUPPORT, Role.REGULATOR}
-# The reads that are not a view_ permission: a round recomputed by PF-1 (GET only), the dashboard.
-READ_PERMISSIONS = {"games.verify_round", "settlement.view_dashboard"}
-
-
-def is_read_permission(code: str) -> bool:
-    return code.split(".")[1].startswith("view_") or code in READ_PERMISSIONS
-
 
 # Roles whose members use the admin site (is_staff); integration clients use the API only.
 STAFF_ROLES = {Role.OPERATOR, Role.SUPPORT, Role.ADMIN, Role.REGULATOR}

@@ -29,3 +29,9 @@ class Conflict(ApplicationError):
     """At odds with the state of things (HTTP 409)."""
 
     default_code = "conflict"
+
+
+class Unavailable(ApplicationError):
+    """Cannot be answered until the operator configures something, named as the field (HTTP 503)."""
+
+    default_code = "unavailable"

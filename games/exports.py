@@ -75,3 +75,29 @@ LEDGER_EXPORT = Export(
     select_related=("account",),
     annotations={"bet_round_id": Subquery(Bet.objects.filter(pk=OuterRef("bet_id")).values("round_id")[:1])},
 )
+
+
+def _statement_row(entry) -> list:
+    return [
+        entry.pk, when(entry.created_at), entry.kind, entry.amount, entry.balance_after, optional(entry.bet_id),
+        optional(entry.bet_round_id), text(entry.bet_game), text(entry.bet_type), optional(entry.bet_stake),
+        optional(entry.bet_multiplier), text(entry.bet_status), optional(entry.bet_payout), text(entry.reason),
+    ]
+
+
+def _bet_column(name: str) -> Subquery:
+    return Subquery(Bet.objects.filter(pk=OuterRef("bet_id")).values(name)[:1])
+
+
+# One account's whole history in one file, oldest first: every ledger entry with, for an entry of a
+# bet, its round, game, stake, multiplier, status and payout (the account's Ledger history page, all pages).
+ACCOUNT_STATEMENT_EXPORT = Export(
+    name="account-statement",
+    header=("entry_id", "created_at", "kind", "amount", "balance_after", "bet_id", "round_id", "game", "bet_type",
+            "stake", "multiplier", "bet_status", "payout", "reason"),
+    row=_statement_row,
+    annotations={"bet_round_id": _bet_column("round_id"), "bet_game": _bet_column("round__game__slug"),
+                 "bet_type": _bet_column("bet_type"), "bet_stake": _bet_column("stake"),
+                 "bet_multiplier": _bet_column("multiplier"), "bet_status": _bet_column("status"),
+                 "bet_payout": _bet_column("payout")},
+)

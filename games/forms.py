@@ -11,7 +11,7 @@ from fractions import Fraction
 from django import forms
 from django.core.exceptions import ValidationError
 
-from backoffice.formatting import percent
+from backoffice.formatting import money, percent
 from backoffice.forms import ExactDecimalFormField
 from games.choices import BetType
 from games.engine import (
@@ -30,6 +30,7 @@ from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIM
 from games.models import GameInstance, RtpPolicy
 from games.rtp import HIGHEST_FIELD, LIMIT_FIELDS, MULTIPLIER_FIELDS, policy_violations
 from games.validators import validate_client_seed_field, validate_multiplier
+from wallet.validators import MAX_STAKE
 
 PERCENT_PLACES = 4
 
@@ -208,6 +209,8 @@ class GameInstanceForm(forms.ModelForm):
             self.fields["reason"].required = True
         if "decks" in self.fields:  # the model field's own bounds would show min="0"
             self.fields["decks"].widget.attrs.update({"min": MIN_DECKS, "max": MAX_DECKS})
+        if "max_bet" in self.fields:  # the model's help writes the limit as a bare number
+            self.fields["max_bet"].help_text = f"At most {money(MAX_STAKE)}."
 
     def clean_client_seed(self):
         return optional_client_seed(self.cleaned_data.get("client_seed", ""))

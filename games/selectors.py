@@ -75,16 +75,30 @@ def public_games(*, using: str = DEFAULT_DB_ALIAS) -> list:
     for game in games:
         game.active_pair = seed_pair_active(game=game, using=using)
         game.recent_revealed = list(
-            seed_pairs_revealed(game=game, using=using)
-            .annotate(dealt_rounds=Count("rounds", filter=Q(rounds__outcome__isnull=False)))[:PUBLIC_REVEALED_PER_GAME]
+            with_round_counts(seed_pairs_revealed(game=game, using=using))[:PUBLIC_REVEALED_PER_GAME]
         )
     return games
+
+
+def with_round_counts(pairs: QuerySet[SeedPair]) -> QuerySet[SeedPair]:
+    """Each pair with ``dealt_rounds`` (the rounds its seeds dealt: what its public page lists and a player
+    can recompute) and ``voided_rounds`` (of those, voided and refunded): the admin and the public page
+    count alike."""
+    dealt = Q(rounds__outcome__isnull=False)
+    return pairs.annotate(dealt_rounds=Count("rounds", filter=dealt),
+                          voided_rounds=Count("rounds", filter=dealt & Q(rounds__status=RoundStatus.VOID)))
 
 
 def seed_pair_revealed_rounds(*, pair: SeedPair, using: str = DEFAULT_DB_ALIAS) -> QuerySet:
     """The dealt rounds of a revealed pair, by nonce: what a player can recompute from its seed."""
     return (Round.objects.using(using).filter(seed_pair=pair, outcome__isnull=False).order_by("nonce")
             .values("nonce", "decks", "outcome", "player_score", "banker_score", "status"))
+
+
+def seed_pair_round_counts(*, pair: SeedPair, using: str = DEFAULT_DB_ALIAS) -> dict:
+    """{"dealt_rounds": n, "voided_rounds": m} of one pair, counted as with_round_counts counts."""
+    return with_round_counts(SeedPair.objects.using(using).filter(pk=pair.pk)).values(
+        "dealt_rounds", "voided_rounds").get()
 
 
 def seed_pair_revealed_by_hash(*, server_seed_hash: str, using: str = DEFAULT_DB_ALIAS) -> SeedPair | None:

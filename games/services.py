@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.choices import AuditAction
+from audit.context import log_context
 from audit.services import audit_record, audit_record_many
 from audit.validators import required_reason
 from core.errors import Conflict
@@ -237,6 +238,8 @@ def rounds_open(*, game_ids: list, actor) -> list[Round]:
             for pair in pairs.values():
                 pair.save(update_fields=["next_nonce"])
             Round.objects.bulk_create(rounds)
+            if len(rounds) == 1:
+                log_context(game=rounds[0].game_id, round=rounds[0].pk)
             audit_record_many(actor=actor, action=AuditAction.ROUND_OPENED, changes=[
                 (round_, {"game": round_.game.slug, "nonce": round_.nonce,
                           "server_seed_hash": round_.seed_pair.server_seed_hash}) for round_ in rounds])
@@ -286,6 +289,8 @@ def rounds_deal(*, round_ids, actor) -> list[Round]:
     missing = sorted(set(round_ids) - {round_.pk for round_ in rounds})
     if missing:
         raise Round.DoesNotExist(f"No round {', '.join(map(str, missing))}.")
+    if len(rounds) == 1:
+        log_context(game=rounds[0].game_id, round=rounds[0].pk)  # carried to its settlement (audit.task_context)
     dealt_at, dealt = timezone.now(), []
     for round_ in rounds:
         if round_.status in (RoundStatus.DEALT, RoundStatus.SETTLED):
@@ -389,8 +394,12 @@ def _replayed(earlier: Bet, round_id: int, wanted: WantedBet) -> Bet:
     return earlier
 
 
+# The code of a stake refused for the balance (the metrics count refusals by it).
+BALANCE_EXCEEDED = "insufficient_balance"
+
+
 def _balance_exceeded() -> ValidationError:
-    return ValidationError({"stake": "Exceeds the account's balance."})
+    return ValidationError({"stake": ValidationError("Exceeds the account's balance.", code=BALANCE_EXCEEDED)})
 
 
 def _refusal(round_: Round, account: Account | None, balance: Decimal | None, wanted: WantedBet):
@@ -439,12 +448,15 @@ def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, 
     wanted = _wanted_bet(account_external_id=account_external_id, bet_type=bet_type, stake=stake,
                          idempotency_key=idempotency_key)
     try:
-        return _bet_accept(round_id=round_id, wanted=wanted, client=client), True
+        bet, created = _bet_accept(round_id=round_id, wanted=wanted, client=client), True
     except (Round.DoesNotExist, ValidationError, Conflict, IntegrityError):
         earlier = _earlier_bets(client, [wanted.idempotency_key]).get(wanted.idempotency_key)
         if earlier is None:
             raise
-        return _replayed(earlier, round_id, wanted), False
+        bet, created = _replayed(earlier, round_id, wanted), False
+    # The game when the bet's round is at hand (it is, for a new bet): the log reads nothing more.
+    log_context(game=bet.round.game_id if Bet.round.is_cached(bet) else None, round=bet.round_id, bet=bet.pk)
+    return bet, created
 
 
 def _bet_accept(*, round_id: int, wanted: WantedBet, client) -> Bet:

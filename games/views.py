@@ -9,6 +9,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from audit.selectors import audit_public_head
+from backoffice.replica_reads import read_alias
 from games import selectors
 from games.engine import dealt_hands, is_red, label_symbol, play_round, server_seed_hash, third_card_reasons
 from games.forms import PublicVerifyForm
@@ -40,7 +41,7 @@ def offline_command(*, server_seed: str, client_seed: str, nonce: int, decks: in
                        f"--decks={decks}", f"--hash={server_seed_hash}"])
 
 
-def _verified(data: dict) -> dict:
+def _verified(data: dict, using: str) -> dict:
     result = play_round(data["server_seed"], data["client_seed"], data["nonce"], data["decks"])
     dealt = result.as_dict()
     seed_hash = server_seed_hash(data["server_seed"])
@@ -53,7 +54,7 @@ def _verified(data: dict) -> dict:
         "player_hand": [_card(label) for label in dealt["player"]["cards"]],
         "banker_hand": [_card(label) for label in dealt["banker"]["cards"]],
         "reasons": third_card_reasons(result),
-        "known_pair": selectors.seed_pair_revealed_by_hash(server_seed_hash=seed_hash),
+        "known_pair": selectors.seed_pair_revealed_by_hash(server_seed_hash=seed_hash, using=using),
         "inputs": data,
         "command": offline_command(server_seed=data["server_seed"], client_seed=data["client_seed"],
                                    nonce=data["nonce"], decks=data["decks"], server_seed_hash=seed_hash),
@@ -62,23 +63,26 @@ def _verified(data: dict) -> dict:
 
 def fairness(request):
     """The verifier (prefilled and run from the URL), each game's commitments and revealed seeds."""
+    using = read_alias(request)  # public pages read a replica when one may serve
     form = PublicVerifyForm(request.GET or None)
-    result = _verified(form.cleaned_data) if form.is_valid() else None
+    result = _verified(form.cleaned_data, using) if form.is_valid() else None
     status = 400 if form.is_bound and not form.is_valid() else 200
     return render(request, "public/fairness.html",
-                  {"form": form, "result": result, "games": selectors.public_games(),
-                   "audit_log": audit_public_head()}, status=status)
+                  {"form": form, "result": result, "games": selectors.public_games(using=using),
+                   "audit_log": audit_public_head(using=using)}, status=status)
 
 
 def revealed_pair(request, server_seed_hash: str):
     """Every dealt round of a revealed pair, each a one-click, linkable verification."""
-    pair = selectors.seed_pair_revealed_by_hash(server_seed_hash=server_seed_hash)
+    using = read_alias(request)
+    pair = selectors.seed_pair_revealed_by_hash(server_seed_hash=server_seed_hash, using=using)
     if pair is None:  # unknown, or not revealed yet: an active pair's rounds stay unlisted here
         raise Http404("No revealed seed pair has this hash.")
-    page = Paginator(selectors.seed_pair_revealed_rounds(pair=pair), PAIR_ROUNDS_PER_PAGE).get_page(
+    page = Paginator(selectors.seed_pair_revealed_rounds(pair=pair, using=using), PAIR_ROUNDS_PER_PAGE).get_page(
         request.GET.get("page"))
     seed = pair.revealed_server_seed
     rounds = [{**round_, "verify_url": verify_url(server_seed=seed, client_seed=pair.client_seed,
                                                   nonce=round_["nonce"], decks=round_["decks"])}
               for round_ in page.object_list]
-    return render(request, "public/pair.html", {"pair": pair, "page": page, "rounds": rounds})
+    return render(request, "public/pair.html", {"pair": pair, "page": page, "rounds": rounds,
+                                                "counts": selectors.seed_pair_round_counts(pair=pair, using=using)})

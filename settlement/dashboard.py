@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 
+from backoffice.replica_reads import data_age_seconds, read_alias
 from games.models import GameInstance
 from settlement import reports
 
@@ -50,16 +51,18 @@ def default_period():
 
 
 def dashboard_view(request, site):
-    currencies = reports.currencies()
+    using = read_alias(request)  # a replica when one may serve: the page says how old its figures are
+    currencies = reports.currencies(using=using)
     start, end = default_period()
     data = {"start": start.isoformat(), "end": end.isoformat(), "currency": currencies[0] if currencies else "USD"}
     data.update({key: value for key, value in request.GET.items() if key in ("start", "end", "game", "currency")})
     form = DashboardForm(data, currencies)
+    form.fields["game"].queryset = form.fields["game"].queryset.using(using)
     board = None
     if form.is_valid():
         board = reports.dashboard(start=form.cleaned_data["start"], end=form.cleaned_data["end"],
                                   currency=form.cleaned_data["currency"] or data["currency"],
-                                  game=form.cleaned_data["game"])
+                                  game=form.cleaned_data["game"], using=using)
     context = {
         **site.each_context(request),
         "title": "Operations dashboard",
@@ -70,5 +73,6 @@ def dashboard_view(request, site):
         "currencies": currencies,
         "queue_url": reverse("admin:settlement_settlementbatch_changelist", current_app=site.name),
         "top_panels": site.dashboard_panels(request),
+        "data_age": data_age_seconds(request),
     }
     return TemplateResponse(request, "admin/settlement/dashboard.html", context)

@@ -53,13 +53,12 @@ def p_value_text(test) -> str:
 
 
 def duration_text(milliseconds) -> str:
+    """A lag in seconds, the unit of the dashboard's chart too: 42 → "0.042 s", 95_000 → "95.0 s"."""
     if milliseconds is None:
         return "—"
-    if milliseconds < 1000:
-        return f"{milliseconds:.0f} ms"
-    if milliseconds < 120_000:
-        return f"{milliseconds / 1000:.1f} s"
-    return f"{milliseconds / 60_000:.1f} min"
+    if milliseconds < 10_000:
+        return f"{milliseconds / 1000:.3f} s"
+    return f"{milliseconds / 1000:,.1f} s"
 
 
 class Returns:
@@ -389,7 +388,8 @@ def _series(start, end, in_period, changes, expected, observed, rounds, *, using
                             "theoretical": series_percent(s["expected"], s["handle"], scale)}
                         for t, s in by_type.items()},
         "rounds": rounds_per_day,
-        "lag_avg_ms": [round(s / r, 1) if r else None for s, r in zip(lag_sum, rounds_per_day, strict=True)],
+        # In seconds, as the table beside the chart writes the lag (duration_text).
+        "lag_avg_s": [round(s / r / 1000, 3) if r else None for s, r in zip(lag_sum, rounds_per_day, strict=True)],
         "outcomes": {
             "labels": ["Player", "Banker", "Tie", "Natural"],
             "observed": [round(100 * observed[k] / rounds, 4) if rounds else None

@@ -5,7 +5,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import Min
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from games.choices import BetStatus, RoundStatus
@@ -49,3 +49,20 @@ def batch_list(*, outcome: str | None = None, using: str = DEFAULT_DB_ALIAS):
     if outcome:
         batches = batches.filter(outcome=outcome)
     return batches
+
+
+def settlement_backlog(*, using: str = DEFAULT_DB_ALIAS) -> dict:
+    """What waits for settlement, for the metrics: dealt rounds the sweep will take (``waiting``), the
+    oldest one's deal (``oldest_dealt_at``), rounds left for operators after too many failures
+    (``for_operators``), and held bets (``held_bets``). Two index scans (status, dealt_at; status)."""
+    still_tried = Q(settlement_failures__lt=settings.MAX_SETTLEMENT_FAILURES)
+    rounds = Round.objects.using(using).filter(status=RoundStatus.DEALT).aggregate(
+        waiting=Count("id", filter=still_tried), oldest_dealt_at=Min("dealt_at", filter=still_tried),
+        for_operators=Count("id", filter=~still_tried))
+    return {**rounds, "held_bets": Bet.objects.using(using).filter(status=BetStatus.HELD).count()}
+
+
+def round_settlement_times(round_ids, *, using: str = DEFAULT_DB_ALIAS) -> list:
+    """(dealt_at, settled_at) of each settled round of ``round_ids``."""
+    return list(Round.objects.using(using).filter(pk__in=list(round_ids), settled_at__isnull=False)
+                .values_list("dealt_at", "settled_at"))

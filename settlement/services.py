@@ -22,7 +22,7 @@ from games.engine import bet_return, settlement_kind
 from games.models import Bet, Round
 from settlement import aggregates, writes
 from settlement.models import SettlementBatch
-from settlement.signals import held_bet_settled, rounds_settled, sweep_requested
+from settlement.signals import batch_failed, held_bet_settled, rounds_settled, sweep_requested
 
 logger = logging.getLogger(__name__)
 
@@ -83,9 +83,14 @@ def _connection_error(error: Exception) -> bool:
 
 
 def _counted(batch, result: SweepResult) -> None:
+    """A batch committed: counted, and its log line (with the request that dealt its round when the
+    task carried it, audit.task_context)."""
     if batch is not None:
         result.settled_rounds += batch.rounds
         result.batches += 1
+        one_round = {"round": batch.round_ids[0]} if batch.rounds == 1 else {}
+        logger.info("settled %s round(s), %s bet(s) in batch %s: staked %s, paid %s", batch.rounds, batch.bets,
+                    batch.pk, batch.total_staked, batch.total_paid, extra={"batch": batch.pk, **one_round})
 
 
 def _failed(round_ids: list, error: Exception, worker: str, result: SweepResult) -> None:
@@ -122,6 +127,7 @@ def _record_failure(round_ids: list, error: Exception, worker: str) -> None:
             Round.objects.filter(pk__in=round_ids).update(settlement_failures=F("settlement_failures") + 1)
     except (OperationalError, InterfaceError):
         logger.exception("could not record the failed settlement batch of rounds %s", round_ids)
+    batch_failed.send(sender=SettlementBatch, round_ids=round_ids)
 
 
 @dataclass

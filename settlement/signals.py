@@ -12,3 +12,6 @@ rounds_settled = Signal()
 # Sent inside the transaction in which an operator settled a held bet, with ``bet``: the bet.settled
 # webhook event of a held bet is written then (a held bet is left out of its round's).
 held_bet_settled = Signal()
+
+# Sent after a settlement batch failed and its failure was recorded (or could not be), with ``round_ids``.
+batch_failed = Signal()

@@ -1,6 +1,7 @@
 """Shared fixtures: one user per role, a game, funded accounts, API clients."""
 
 import os
+import time
 from decimal import Decimal
 
 import hypothesis
@@ -9,12 +10,18 @@ import redis
 from django.contrib.auth.models import Group, User
 from django.core.cache import caches
 from django.test import TransactionTestCase
-from rest_framework.authtoken.models import Token
+from django.urls import reverse
+from django_otp import DEVICE_ID_SESSION_KEY
+from django_otp.oath import TOTP
+from django_otp.plugins.otp_totp.models import TOTPDevice
 from rest_framework.test import APIClient
 
+from apitokens.choices import Scope
+from apitokens.services import token_create
+from backoffice import second_factor, staff_sessions
 from backoffice.roles import STAFF_ROLES, Role
 from games import services as game_services
-from tests import app_role
+from tests import app_role, pooler
 from wallet import services as wallet_services
 
 # Properties are checked, never timed: hypothesis's default 200 ms deadline per example would make a
@@ -45,9 +52,12 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
     with django_db_blocker.unblock():
         app_role.start()
+        bouncer = pooler.start()  # DATABASE_POOLER=transaction: through a PgBouncer (tests/pooler.py)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(TransactionTestCase, "_fixture_teardown", flush_as_owner)
         yield
+    with django_db_blocker.unblock():
+        pooler.stop(bouncer)
     app_role.stop()
 
 
@@ -216,11 +226,62 @@ def funded_account(operator):
     return create
 
 
-def api_client_for(user) -> APIClient:
+def totp_device(user) -> TOTPDevice:
+    """The person's confirmed TOTP device (their authenticator app), made once."""
+    device = TOTPDevice.objects.filter(user=user, confirmed=True).first()
+    return device or TOTPDevice.objects.create(user=user, name="Authenticator app", confirmed=True)
+
+
+def totp_code(device: TOTPDevice) -> str:
+    """The code the person's app shows now, or the next one when now's was used (django-otp takes each
+    time step once; its tolerance takes the next one too)."""
+    device.refresh_from_db()
+    now = int((time.time() - device.t0) // device.step)
+    totp = TOTP(device.bin_key, device.step, device.t0, device.digits, device.drift)
+    totp.time = device.t0 + max(now, device.last_t + 1) * device.step
+    return f"{totp.token():0{device.digits}d}"
+
+
+def verified_login(client, user, *, password: str | None = None, fresh: bool = True):
+    """Sign ``client`` (a test or API client) in as ``user`` as the admin's pages leave a session after
+    the password and the second factor: a real confirmed TOTP device (made before the log-in, whose
+    session is stamped with it), verified in the session. With ``password`` the log-in goes through
+    the admin's log-in page (its lock-outs, signals and authentication log); ``fresh=False``: the code
+    was entered longer ago than STEP_UP_MINUTES. Returns the client."""
+    device = totp_device(user)
+    if password is None:
+        client.force_login(user)
+    else:
+        response = client.post(reverse("admin:login"), {"username": user.get_username(), "password": password})
+        assert response.status_code == 302, response.content
+    session = client.session
+    session[DEVICE_ID_SESSION_KEY] = device.persistent_id
+    session[second_factor.VERIFIED_AT] = staff_sessions.clock() - (0 if fresh else 86400)
+    session.save()
+    return client
+
+
+def log_in_through_pages(client, user, *, password: str = "correct-horse-battery", next_page: str = "/admin/"):
+    """The admin's log-in as a person goes through it: the password on the log-in page, then the code
+    of their authenticator app (computed from their device's secret) on the second factor's page.
+    Returns the last response (a redirect to ``next_page``)."""
+    device = totp_device(user)
+    response = client.post(reverse("admin:login"), {"username": user.get_username(), "password": password,
+                                                    "next": next_page})
+    assert response.status_code == 302, response.content
+    response = client.post(reverse("admin:second_factor"), {"code": totp_code(device), "next": next_page})
+    assert (response.status_code, response["Location"]) == (302, next_page), response.content
+    return response
+
+
+def api_client_for(user, scopes=(Scope.WRITE,), **token_options) -> APIClient:
+    """A client sending a new token of ``user`` (everything the role may do unless ``scopes`` say
+    otherwise); the token's row is ``client.api_token``, the token itself ``client.api_token_secret``."""
     client = APIClient()
     if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client.api_token, client.api_token_secret = token_create(owner=user, actor="system:tests", scopes=scopes,
+                                                                 **token_options)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {client.api_token_secret}")
     return client
 
 

@@ -1,7 +1,7 @@
 """The import contracts of the layout (README, "Architecture"), checked over the source's AST.
 
 - The engine imports only the standard library (and itself).
-- Apps import one way: audit ← wallet ← games ← settlement; an app imports none to its right.
+- Apps import one way: audit ← apitokens ← wallet ← games ← settlement; an app imports none to its right.
 - backoffice (presentation infrastructure) imports none of the apps, nor the site or benchmarks;
   core (the shared kernel: errors, model updates, money) and dbutils (database helpers of no app)
   import none of our packages.
@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APP_ORDER = ["audit", "wallet", "games", "settlement", "approvals", "alerts", "webhooks"]
+# monitoring reads every app (the metrics' selectors, their signals) and none imports it.
+APP_ORDER = ["audit", "apitokens", "wallet", "games", "settlement", "approvals", "alerts", "webhooks", "monitoring"]
 KERNEL = {"core", "dbutils"}  # below every app; each imports none of our packages
 OURS = {*APP_ORDER, "backoffice", *KERNEL, "baccarat_site", "benchmarks"}
 PRESENTATION_PARTS = {"admin", "api", "forms", "views", "templatetags", "exports", "dashboard"}

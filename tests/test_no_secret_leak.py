@@ -31,6 +31,10 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from alerts import services as alert_services
+from alerts.checks import Finding
+from alerts.models import Incident
+from apitokens.models import ApiToken
 from approvals.models import Approval
 from approvals.services import approval_gate
 from audit.models import AuditEvent
@@ -38,7 +42,7 @@ from baccarat_site import urls as site_urls
 from games import services as game_services
 from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
 from settlement.api import urls as settlement_api_urls
-from tests.conftest import api_client_for
+from tests.conftest import api_client_for, verified_login
 from wallet import services as wallet_services
 from wallet.models import Account
 from webhooks import services as webhook_services
@@ -57,6 +61,8 @@ API_PARAMETERS = {  # URL parameter of an API route -> the real values to fill i
     "policy_id": lambda: list(RtpPolicy.objects.values_list("pk", flat=True)),
     "approval_id": lambda: list(Approval.objects.values_list("pk", flat=True)),
     "endpoint_id": lambda: list(Endpoint.objects.values_list("pk", flat=True)),
+    "token_id": lambda: list(ApiToken.objects.values_list("pk", flat=True)),
+    "incident_id": lambda: list(Incident.objects.values_list("pk", flat=True)),
 }
 
 
@@ -272,7 +278,7 @@ def test_no_unrevealed_server_seed_leaks_anywhere_after_a_demo_run(transactional
     # Every admin page, as the administrator.
     admin_user = get_user_model().objects.get(username="admin")
     client = Client()
-    client.force_login(admin_user)
+    verified_login(client, admin_user)
     pages = admin_urls(client, admin_user)
     for url in pages:
         scan.response(url, "admin", client.get(url))
@@ -282,13 +288,14 @@ def test_no_unrevealed_server_seed_leaks_anywhere_after_a_demo_run(transactional
 
     # Every GET route of the API, for every real id, every page; with the objects of the operator
     # controls that the demo does not make (a policy, a pending approval, a webhook endpoint the
-    # administrator configures for the demo's integration client: staff own none).
+    # administrator configures for the demo's integration client: staff own none), and an incident.
     game_services.rtp_policy_create(actor=admin_user, name="Scan policy")
     approval_gate(wallet_services.account_adjust, external_id=Account.objects.first().external_id,
                   actor=admin_user, amount="50000.00", reason="scan")
     webhook_services.endpoint_create(actor=admin_user, owner=get_user_model().objects.get(username="integration"),
                                      url="https://example.invalid/hook",
                                      events=["seeds.revealed", "round.settled"])
+    alert_services.alert_raise(Finding("held_bets", "scan", "critical", "A bet held for the scan."))
     api = api_client_for(admin_user)
     api_pages = 0
     api_v1, namespace = site_urls.api_v1

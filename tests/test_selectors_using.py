@@ -114,6 +114,8 @@ def test_games(history, game):
     read_on_replica(game_selectors.seed_pairs_revealed, game=game)
     assert read_on_replica(game_selectors.public_games)[0].active_pair == active
     read_on_replica(game_selectors.seed_pair_revealed_rounds, pair=revealed)
+    assert read_on_replica(game_selectors.seed_pair_round_counts, pair=revealed) == {"dealt_rounds": 1,
+                                                                                      "voided_rounds": 0}
     read_on_replica(game_selectors.seed_pair_revealed_by_hash, server_seed_hash=revealed.server_seed_hash)
     read_on_replica(game_selectors.round_list, filters={"game": game.slug, "status": dealt.status})
     assert read_on_replica(game_selectors.round_get, round_id=dealt.pk)._state.db == REPLICA

@@ -20,8 +20,10 @@ from django.utils.html import format_html, format_html_join
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import admin_url, changelist_url, link, money, page_links, query_with, service_error_messages
 from backoffice.admin.search import matching_ids
-from backoffice.approval_gate import Held, submit
+from backoffice.approval_gate import Held, four_eyes_hint, submit
 from backoffice.formatting import EMPTY, timestamp
+from backoffice.replica_reads import read_alias
+from backoffice.step_up import step_up_required
 from wallet import selectors, services
 from wallet.choices import LedgerKind
 from wallet.forms import AdjustBalanceForm
@@ -95,8 +97,9 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
     def account_history_view(self, request, account):
         if request.method not in ("GET", "HEAD"):
             return HttpResponseNotAllowed(["GET"])
-        history = selectors.account_history(account=account, page=request.GET.get("page", 1))
-        discrepancies = (selectors.account_ledger_discrepancies(account=account)
+        using = read_alias(request)
+        history = selectors.account_history(account=account, page=request.GET.get("page", 1), using=using)
+        discrepancies = (selectors.account_ledger_discrepancies(account=account, using=using)
                          if "check" in request.GET else None)
         context = {
             **self.admin_site.each_context(request),
@@ -134,6 +137,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
                                    f"{entry.balance_after} {account.currency}.", messages.SUCCESS)
         return None
 
+    @step_up_required
     @admin.action(description="Adjust the balance of the selected accounts…", permissions=["adjust_account"])
     def adjust_balance(self, request, queryset):
         form = AdjustBalanceForm(request.POST if "apply" in request.POST else None)
@@ -148,9 +152,11 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
             request, title="Adjust balances", form=form, objects=[f"{a} — balance {a.balance}" for a in queryset],
             action="adjust_balance", queryset=queryset, submit_label="Adjust",
             description="The amount is added to each selected account (negative to debit) and recorded in its "
-                        "ledger with the reason. A balance never goes below zero.",
+                        "ledger with the reason. A balance never goes below zero."
+                        + four_eyes_hint("account.adjust"),
         )
 
+    @step_up_required
     def adjust_view(self, request, account):
         form = AdjustBalanceForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
@@ -163,7 +169,8 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
             request, title=f"Adjust the balance of {account.external_id}", form=form, objects=[], original=account,
             details=[("Balance", f"{account.balance} {account.currency}")], submit_label="Adjust",
             description="The amount is added to the balance (negative to debit) and recorded in the ledger with "
-                        "the reason. A balance never goes below zero.",
+                        "the reason. A balance never goes below zero."
+                        + four_eyes_hint("account.adjust"),
         )
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
@@ -190,7 +197,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
 
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ShowsBetIds, ReadOnlyAdmin):
-    list_display = ("id", "created_at", "account", "kind", "amount", "balance_after", "bet_link", "reason")
+    list_display = ("id", "created_at", "account", "kind", "amount_shown", "balance_after_shown", "bet_link", "reason")
     list_filter = ("kind", "account__currency", "created_at")
     list_select_related = ("account",)
     # What search_arms matches, in Django's notation: only adjustments carry a reason (the ledger's
@@ -202,6 +209,14 @@ class LedgerEntryAdmin(ShowsBetIds, ReadOnlyAdmin):
     change_list_template = "admin/backoffice/change_list.html"
     fields = ("id", "created_at", "account", "kind", "amount", "balance_after", "bet_link", "reason")
     readonly_fields = fields
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_shown(self, obj):
+        return f"{money(obj.amount)} {obj.account.currency}"
+
+    @admin.display(description="balance after", ordering="balance_after")
+    def balance_after_shown(self, obj):
+        return money(obj.balance_after)
 
     def search_arms(self, request, term):
         return [

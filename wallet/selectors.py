@@ -5,8 +5,8 @@ from decimal import Decimal
 
 from django.core.paginator import Paginator
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import QuerySet, Sum
-from django.db.models.functions import Abs
+from django.db.models import F, QuerySet, Sum
+from django.db.models.functions import Abs, Coalesce
 
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
@@ -103,3 +103,11 @@ def account_ledger_discrepancies(*, account: Account, limit: int = DISCREPANCIES
             if len(found) >= limit:
                 break
     return found
+
+
+def accounts_off_their_ledger(*, limit: int = DISCREPANCIES_SHOWN, using: str = DEFAULT_DB_ALIAS) -> list[tuple]:
+    """Accounts whose balance is not the sum of their ledger, [(external id, balance, ledger sum)]: none
+    in a sound database (a restored backup is checked by this)."""
+    totals = Account.objects.using(using).annotate(ledger_sum=Coalesce(Sum("ledger__amount"), Decimal("0.00")))
+    return list(totals.exclude(balance=F("ledger_sum")).order_by("pk")
+                .values_list("external_id", "balance", "ledger_sum")[:limit])

@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
-from alerts.choices import AlertKind, AlertSeverity, AlertStatus
-from alerts.models import Alert
+from alerts.choices import AlertKind, AlertSeverity, AlertStatus, IncidentStatus
+from alerts.models import Alert, Incident
 
 
 class AlertSerializer(serializers.ModelSerializer):
@@ -24,3 +24,25 @@ class AlertFilterSerializer(serializers.Serializer):
 
 class AlertNoteSerializer(serializers.Serializer):
     note = serializers.CharField(max_length=2000)
+
+
+class IncidentAlertSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Alert
+        fields = ["id", "kind", "key", "severity", "status", "message", "first_seen", "resolved_at"]
+        read_only_fields = fields
+
+
+class IncidentSerializer(serializers.ModelSerializer):
+    restored_by = serializers.CharField(source="restored_by_actor", read_only=True,
+                                        help_text="The user who resolved its last alert, or system:alerts.")
+    alerts = IncidentAlertSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Incident
+        fields = ["id", "opened_at", "cause", "status", "restored_at", "restored_by", "alerts"]
+        read_only_fields = fields
+
+
+class IncidentFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=IncidentStatus.choices, required=False)

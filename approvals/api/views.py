@@ -6,7 +6,9 @@ from rest_framework.response import Response
 from approvals import selectors, services
 from approvals.api import serializers as s
 from approvals.choices import ApprovalAction
+from backoffice.api.permissions import RolePermission
 from backoffice.api.views import CONFLICT, ERRORS, NOT_FOUND, ApiView, get_or_404, validated
+from backoffice.step_up import FreshSecondFactor
 from games import selectors as game_selectors
 from games.api.serializers import GameSerializer, RoundRecallSerializer
 from wallet.api.serializers import AccountSerializer, LedgerEntrySerializer
@@ -30,7 +32,7 @@ class ApprovalListView(ApiView):
                    parameters=[s.ApprovalFilterSerializer], responses={200: s.ApprovalSerializer(many=True), **ERRORS})
     def get(self, request):
         filters = validated(s.ApprovalFilterSerializer, request.query_params)
-        return self.paginate(selectors.approval_list(filters=filters), s.ApprovalSerializer)
+        return self.paginate(selectors.approval_list(using=self.read_db, filters=filters), s.ApprovalSerializer)
 
 
 class ApprovalDetailView(ApiView):
@@ -39,11 +41,13 @@ class ApprovalDetailView(ApiView):
     @extend_schema(tags=["approvals"], summary="A request and its decision",
                    responses={200: s.ApprovalSerializer, **ERRORS, **NOT_FOUND})
     def get(self, request, approval_id):
-        return Response(s.ApprovalSerializer(get_or_404(selectors.approval_get, approval_id=approval_id)).data)
+        approval = get_or_404(selectors.approval_get, using=self.read_db, approval_id=approval_id)
+        return Response(s.ApprovalSerializer(approval).data)
 
 
 class ApprovalApproveView(ApiView):
     required_permissions = {"POST": "approvals.approve_approval"}
+    permission_classes = [RolePermission, FreshSecondFactor]
 
     @extend_schema(tags=["approvals"], summary="Approve and apply (never one's own request)",
                    request=s.ApprovalDecisionSerializer,
@@ -59,6 +63,7 @@ class ApprovalApproveView(ApiView):
 
 class ApprovalRejectView(ApiView):
     required_permissions = {"POST": "approvals.approve_approval"}
+    permission_classes = [RolePermission, FreshSecondFactor]
 
     @extend_schema(tags=["approvals"], summary="Reject: nothing of the request takes effect",
                    request=s.ApprovalDecisionSerializer,

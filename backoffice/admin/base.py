@@ -22,6 +22,7 @@ from backoffice.admin.exports import Export, csv_response
 from backoffice.admin.html import admin_url, changelist_url
 from backoffice.admin.paginator import CappedCountPaginator
 from backoffice.admin.search import indexed_search
+from backoffice.replica_reads import read_alias
 
 SECRET_FIELD = "server_seed"
 
@@ -117,6 +118,14 @@ class BackOfficeAdmin(admin.ModelAdmin):
                 queryset = queryset | base.filter(**{field: int(term)})
         return queryset, may_have_duplicates
 
+    def get_queryset(self, request):
+        """A list or its export reads a replica when one may serve the request (backoffice.replica_reads);
+        a change page, which may then write, and every action read the primary."""
+        queryset = super().get_queryset(request)
+        if getattr(request, "_backoffice_list", False):
+            return queryset.using(read_alias(request))
+        return queryset
+
     def get_actions(self, request):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
@@ -135,7 +144,7 @@ class BackOfficeAdmin(admin.ModelAdmin):
     def export_csv_view(self, request):
         if not self.has_view_permission(request):
             raise PermissionDenied
-        request._backoffice_export = True
+        request._backoffice_export = request._backoffice_list = True
         try:
             changelist = self.get_changelist_instance(request)
         except IncorrectLookupParameters:
@@ -157,6 +166,7 @@ class BackOfficeAdmin(admin.ModelAdmin):
         return tools
 
     def changelist_view(self, request, extra_context=None):
+        request._backoffice_list = True
         extra_context = {"backoffice_tools": self.changelist_tools(request), **(extra_context or {})}
         return super().changelist_view(request, extra_context)
 

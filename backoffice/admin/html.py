@@ -2,7 +2,6 @@
 amounts, JSON, service errors."""
 
 import json
-from decimal import Decimal
 
 from django.contrib.admin.utils import quote
 from django.core.exceptions import ValidationError
@@ -10,6 +9,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
+from backoffice import formatting
 from backoffice.formatting import EMPTY
 
 
@@ -57,8 +57,8 @@ def page_links(request, page, param: str) -> list:
 
 
 def money(value) -> str:
-    """An amount with its two decimal places (0.00 for none)."""
-    return f"{Decimal(value or 0):.2f}"
+    """An amount as every list writes it (backoffice.formatting.money): "58,131.40" (0.00 for none)."""
+    return formatting.money(value or 0)
 
 
 def json_html(value):

@@ -31,7 +31,9 @@ def indexed_search(queryset, arms, cap: int = SEARCH_KEYS_CAP):
     """
     keys, wide = set(), []
     for arm in arms:
-        found = list((queryset.model._base_manager.filter(arm).values_list("pk", flat=True)
+        if not isinstance(arm, Q):
+            arm = arm.using(queryset.db)  # read where the list reads (a replica: backoffice.replica_reads)
+        found = list((queryset.model._base_manager.db_manager(queryset.db).filter(arm).values_list("pk", flat=True)
                       if isinstance(arm, Q) else arm).order_by()[: cap + 1])
         if len(found) > cap:
             wide.append(arm if isinstance(arm, Q) else Q(pk__in=arm))

@@ -8,15 +8,19 @@ index, under its section, for those who may open it.
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import partial, update_wrapper
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.dispatch import Signal
+from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 
+from backoffice import second_factor
+from backoffice.admin.second_factor import second_factor_view, step_up_view
 from backoffice.formatting import EMPTY
 from backoffice.lockout import LOCKED, LOCKED_MESSAGE, REFUSED_ATTRIBUTE, SLOWED, SLOWED_MESSAGE
 
@@ -86,6 +90,34 @@ class BackOfficeAdminSite(admin.AdminSite):
         # Templates write a missing value as the code does.
         return {**super().each_context(request), "empty_value": EMPTY}
 
+    def has_permission(self, request):
+        """Staff, with the second factor entered (backoffice.second_factor)."""
+        return super().has_permission(request) and second_factor.is_verified(request)
+
+    def _to_second_factor(self, request, back: str | None = None):
+        url = reverse("admin:second_factor", current_app=self.name)
+        return HttpResponseRedirect(f"{url}?{urlencode({'next': back or request.get_full_path()})}")
+
+    def admin_view(self, view, cacheable=False):
+        """Every admin page and action: a person signed in with the password only is sent to enter
+        (or enrol) the second factor first; only the log-out is open to them."""
+        inner = super().admin_view(view, cacheable)
+
+        def gate(request, *args, **kwargs):
+            if second_factor.is_pending(request):
+                if request.path == reverse("admin:logout", current_app=self.name):
+                    return view(request, *args, **kwargs)
+                return self._to_second_factor(request)
+            return inner(request, *args, **kwargs)
+
+        return update_wrapper(gate, inner)
+
+    def login(self, request, extra_context=None):
+        if second_factor.is_pending(request) and request.method == "GET":
+            return self._to_second_factor(request, request.GET.get("next") or reverse("admin:index",
+                                                                                       current_app=self.name))
+        return super().login(request, extra_context)
+
     def _serve_page(self, request, page: SitePage):
         if not request.user.has_perm(page.permission):
             raise PermissionDenied(page.permission)
@@ -95,7 +127,10 @@ class BackOfficeAdminSite(admin.AdminSite):
     def get_urls(self):
         pages = [path(page.route, self.admin_view(partial(self._serve_page, page=page)), name=page.name)
                  for page in self._pages]
-        return [*pages, *super().get_urls()]
+        codes = [path("second-factor/", partial(second_factor_view, site=self), name="second_factor"),
+                 path("second-factor/step-up/", self.admin_view(partial(step_up_view, site=self)),
+                      name="second_factor_step_up")]
+        return [*codes, *pages, *super().get_urls()]
 
     def get_app_list(self, request, app_label=None):
         """The apps, and first the sections of the site's own pages the user may open."""

@@ -19,9 +19,11 @@ Every caller is a user in one role; the role decides which operations answer (40
 ## Tokens
 An administrator creates the user and its token:
 `python manage.py create_staff_user table-server --role integration` prints the token on its last
-line (`python manage.py drf_create_token -r USER` replaces a token). Send it on every call:
+line, once (`python manage.py api_token create|list|rotate|revoke` manage them; administrators also
+at `/api/v1/api-tokens/`). A token has scopes (`read`; `bets`: open rounds, bet, bulk, deal;
+`write`: everything the role may do), may expire and may be limited to addresses. Send it on every call:
 
-    Authorization: Token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b
+    Authorization: Token bo_9944b09199c62bcf9418ad846dd0e4bbdfc6
 
 Signed-in staff may also call the API with their admin session.
 

@@ -2,9 +2,9 @@
 
 The services raise Django's ValidationError (bad input, with a dict naming the field: 400) and the
 kernel's application errors (core.errors: a Conflict, a request at odds with the state of things,
-is a 409), each naming the field. DRF knows neither, so this handler turns them into JSON
-responses, the one place where an application error becomes an HTTP status, and leaves every
-other error to DRF's own handler.
+is a 409; an Unavailable, a missing configuration, a 503), each naming the field. DRF knows neither,
+so this handler turns them into JSON responses, the one place where an application error becomes
+an HTTP status, and leaves every other error to DRF's own handler.
 """
 
 from django.core.exceptions import NON_FIELD_ERRORS
@@ -15,7 +15,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from core.errors import ApplicationError, Conflict
+from core.errors import ApplicationError, Conflict, Unavailable
 
 
 def validation_error_detail(error: DjangoValidationError) -> dict:
@@ -29,7 +29,8 @@ def validation_error_detail(error: DjangoValidationError) -> dict:
 
 
 # The HTTP status of each kind of application error (the most specific class that matches).
-APPLICATION_ERROR_STATUS = {Conflict: status.HTTP_409_CONFLICT, ApplicationError: status.HTTP_400_BAD_REQUEST}
+APPLICATION_ERROR_STATUS = {Conflict: status.HTTP_409_CONFLICT, Unavailable: status.HTTP_503_SERVICE_UNAVAILABLE,
+                            ApplicationError: status.HTTP_400_BAD_REQUEST}
 
 
 def error_status_and_body(exc) -> tuple[int, dict] | None:

@@ -2,6 +2,8 @@
 
 from rest_framework.permissions import BasePermission
 
+from backoffice.api.authentication import WRONG_SCOPE, send_refusal
+
 
 class RolePermission(BasePermission):
     """The view's ``required_permissions`` maps an HTTP method to the permission it needs.
@@ -9,7 +11,9 @@ class RolePermission(BasePermission):
     Anonymous requests fail (DRF answers 401, since token authentication comes first and sends
     WWW-Authenticate); an authenticated user without the permission gets 403. Superusers hold
     every permission. A method the view does not declare is let through only when the view does
-    not implement it either, so DRF answers 405.
+    not implement it either, so DRF answers 405. A request by token must also be within the token's
+    scopes (``request.auth.allows(permission)``): beyond them it gets 403 and the authentication log
+    records the refused token (``wrong_scope``).
     """
 
     message = "You do not have permission to perform this action."
@@ -29,5 +33,12 @@ class RolePermission(BasePermission):
         missing = [perm for perm in required if not user.has_perm(perm)]
         if missing:
             self.message = f"This needs the permission {', '.join(missing)}, which your role does not hold."
+            return False
+        allows = getattr(getattr(request, "auth", None), "allows", None)
+        beyond = [perm for perm in required if allows is not None and not allows(perm)]
+        if beyond:
+            self.message = (f"This needs the permission {', '.join(beyond)}, which this token's scopes "
+                            f"({', '.join(request.auth.scopes)}) do not cover.")
+            send_refusal(request, WRONG_SCOPE, user.get_username(), request.auth.pk)
             return False
         return True

@@ -4,9 +4,10 @@ DRF's dispatch wraps every request in a Request of its own, builds the view's pa
 authenticators, negotiator, permissions and throttles, negotiates a renderer and finalizes a
 Response. Measured through gunicorn under load, skipping it saved a bet about 0.3 ms of the web
 worker's CPU (12 % more bets a second beside an unchanged 404 floor). A view that takes
-``PlainRequestMixin`` answers a *plain* request (unless ``settings.API_PLAIN_REQUESTS`` is off) with the same pieces called directly: the view's
+``PlainRequestMixin`` answers a *plain* request with the same pieces called directly: the view's
 token authentication, permission and throttle classes, its parser, its ``answer`` (which its DRF
-handler calls too) and its renderer.
+handler calls too) and its renderer. Off-switch: ``settings.API_PLAIN_REQUESTS`` (decision record
+docs/decisions/0002).
 
 A plain request is a POST of a non-empty JSON body (``Content-Type: application/json``), with
 no query string, from a client that accepts JSON (no Accept header, ``*/*`` or exactly JSON),
@@ -53,7 +54,7 @@ class PlainRequestMixin:
         if credentials is None:
             return super().dispatch(request, *args, **kwargs)  # DRF words the 401
         self.args, self.kwargs = args, kwargs
-        request.user = credentials[0]  # as DRF's Request sets it on the request it wraps
+        request.user, request.auth = credentials  # as DRF's Request sets them on the request it wraps
         if not all(permission.has_permission(request, self) for permission in self.get_permissions()):
             return super().dispatch(request, *args, **kwargs)  # DRF words the 403
         try:

@@ -12,14 +12,17 @@ after the commit, a few milliseconds on a loaded machine.
 Nothing is kept inside a transaction (PostgreSQL holds notices back until it ends, and a test's
 transaction never ends), on a connection closed after each request (CONN_MAX_AGE 0: the LISTEN
 would be a round trip more and nothing would be kept), with a psycopg that drops notices arriving
-during another query (before 3.2.4), or with API_TOKEN_CACHE_SIZE 0, as it must be behind a pooler
-in transaction mode (which would send the LISTEN to one server connection and the later queries to
-others). A row older than API_TOKEN_CACHE_SECONDS is read again whatever
+during another query (before 3.2.4), or with API_TOKEN_CACHE_SIZE 0. Behind a pooler in transaction
+mode (DATABASE_POOLER), which would send the LISTEN to one server connection and the later queries
+to others, the notices are heard on a direct connection of each thread's own (DATABASE_LISTEN_URL),
+and without one nothing is kept. A row older than API_TOKEN_CACHE_SECONDS is read again whatever
 the notices say. Notices that arrive while a connection serves other requests wait in psycopg's
 queue until its next token request or its end (CONN_MAX_AGE).
 """
 
 import re
+import select
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -28,6 +31,8 @@ import psycopg
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from psycopg import pq
+
+from dbutils.postgresql import urls as database_urls
 
 CHANNEL = "auth_changed"
 
@@ -59,16 +64,75 @@ def _kept_rows(using: str = DEFAULT_DB_ALIAS) -> dict | None:
     driver = connection.connection
     if not connection.autocommit or driver.info.transaction_status != pq.TransactionStatus.IDLE:
         return None  # a LISTEN would wait for a commit, and notices for the transaction's end
-    kept = _kept.get(driver)
+    listener = driver if settings.DATABASE_POOLER != "transaction" else _direct_listener()
+    if listener is None:
+        return None
+    kept, heard = _kept.get(listener), []
     if kept is None:
         # Listening before the first read: a change committed after this is heard of, one
-        # committed before it is what the read sees.
-        with connection.cursor() as cursor:
-            cursor.execute(f"LISTEN {CHANNEL}")
-        kept = _kept[driver] = {}
-    elif list(driver.notifies(timeout=0)):  # every notice that came, without waiting for one
-        kept.clear()
+        # committed before it is what the read sees. (A direct listener listened when it was made.)
+        if listener is driver:
+            with connection.cursor() as cursor:
+                cursor.execute(f"LISTEN {CHANNEL}")
+        kept = _kept[listener] = {}
+    else:
+        try:
+            heard = list(listener.notifies(timeout=0))  # every notice that came, without waiting for one
+        except psycopg.OperationalError:
+            if listener is driver:
+                raise
+            heard = None  # the direct listener's session ended
+        if heard:
+            kept.clear()
+    if listener is not driver and (heard is None or _ended(listener)):  # it may have missed a notice
+        listener.close()
+        _direct.connection = None
+        return None
     return kept
+
+
+def _ended(listener) -> bool:
+    """Whether the direct listener's session is gone: once its notices are read, a live idle
+    connection has nothing left to read, and a closed one (the server's farewell, its end) has."""
+    if listener.closed or listener.broken or getattr(listener, "ended_by_server", False):
+        return True
+    readable, _, _ = select.select([listener.fileno()], [], [], 0)
+    return bool(readable)
+
+
+def _note_the_end(listener):
+    """The server's FATAL (a terminated session, a shutdown) reaches an idle connection as a notice,
+    before the connection closes: from then on it hears nothing."""
+    def handler(diagnostic):
+        if diagnostic.severity_nonlocalized in {"FATAL", "PANIC"}:
+            listener.ended_by_server = True
+    return handler
+
+
+_direct = threading.local()
+# A direct listener that cannot connect costs a request no more than this (it then reads its token).
+LISTENER_CONNECT_TIMEOUT_SECONDS = 2
+
+
+def _direct_listener() -> "psycopg.Connection | None":
+    """Behind a pooler in transaction mode, this thread's own connection straight to the server
+    (DATABASE_LISTEN_URL), listening: a LISTEN through the pooler would stay on a server connection
+    that other clients' transactions then use. None without that URL (nothing is kept) or while the
+    server does not answer it. A new one has heard nothing, so it starts with nothing kept."""
+    if not settings.DATABASE_LISTEN_URL:
+        return None
+    listener = getattr(_direct, "connection", None)
+    if listener is None or listener.closed or listener.broken:
+        try:
+            params = database_urls.parse(settings.DATABASE_LISTEN_URL)
+            listener = psycopg.connect(**database_urls.conninfo(params, application_name="token-rows-listener"),
+                                       autocommit=True, connect_timeout=LISTENER_CONNECT_TIMEOUT_SECONDS)
+            listener.add_notice_handler(_note_the_end(listener))
+            listener.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error:
+            return None
+        _direct.connection = listener
+    return listener
 
 
 def token_row(key: str, read: Callable[[str], tuple | None], using: str = DEFAULT_DB_ALIAS) -> tuple | None:

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 from backoffice.api.pagination import CursorPagination, paginated_response
 from backoffice.api.permissions import RolePermission
 from backoffice.approval_gate import Held
+from backoffice.replica_reads import read_alias
 
 ERRORS = {
     400: OpenApiResponse(description="Bad input: {field: [reason]}."),
@@ -26,6 +27,7 @@ ERRORS = {
 }
 NOT_FOUND = {404: OpenApiResponse(description="No such object.")}
 CONFLICT = {409: OpenApiResponse(description="At odds with the state of things: {field: [reason]}.")}
+UNAVAILABLE = {503: OpenApiResponse(description="Not configured yet: {setting: [reason]}.")}
 READ_ERRORS = {code: ERRORS[code] for code in (401, 403)}
 # The answer of an action held for a second person. Its body's serializer belongs to the approvals
 # app, above the apps whose views answer it: that app gives it when it starts (document_held).
@@ -98,6 +100,12 @@ class ApiView(APIView):
         if request.method in ("POST", "PUT", "PATCH"):
             # Parse the body even where the action takes no input: malformed JSON is always a 400.
             request.data  # noqa: B018
+
+    @property
+    def read_db(self) -> str:
+        """The database this request's reads use: a replica for a safe request when one may serve it
+        (backoffice.replica_reads), the primary otherwise."""
+        return read_alias(self.request)
 
     def paginate(self, queryset, serializer_class, pagination_class=None):
         return paginated_response(view=self, request=self.request, queryset=queryset,

@@ -1,7 +1,8 @@
 """PostgreSQL: every statement that changes a table token authentication reads from NOTIFYs
 ``auth_changed`` (backoffice.api.token_rows), delivered when its transaction commits. Statement
 triggers, so a change of many rows is one notice; TRUNCATE too. Other databases keep no rows and
-get no triggers."""
+get no triggers. The token table's own trigger is the apitokens app's (it was DRF's authtoken
+table's here, until the tokens became digests and that table went: apitokens 0002)."""
 
 from django.db import migrations
 
@@ -11,7 +12,7 @@ FUNCTION = "notify_auth_changed"
 
 def _tables(apps) -> list[str]:
     user, group = apps.get_model("auth", "User"), apps.get_model("auth", "Group")
-    models = [apps.get_model("authtoken", "Token"), user, group, apps.get_model("auth", "Permission"),
+    models = [user, group, apps.get_model("auth", "Permission"),
               apps.get_model("contenttypes", "ContentType"), user.groups.through, user.user_permissions.through,
               group.permissions.through]
     return [model._meta.db_table for model in models]
@@ -44,7 +45,6 @@ def remove(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
-        ("authtoken", "0004_alter_tokenproxy_options"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]
 

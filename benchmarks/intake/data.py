@@ -1,12 +1,13 @@
-"""The bench database's content: an integration client with its token, one game, funded accounts
+"""The bench database's content: an integration client with its token (read and bets), one game, funded accounts
 (each with the ledger entry that funded it, so the ledger still equals the balances) and open rounds."""
 
 from decimal import Decimal
 
 from django.contrib.auth.models import Group, User
 from django.db.models import Sum
-from rest_framework.authtoken.models import Token
 
+from apitokens.choices import Scope
+from apitokens.services import token_create
 from backoffice.roles import Role
 from games import services
 from games.models import GameInstance
@@ -21,7 +22,7 @@ FUNDS = Decimal("1000000.00")
 def client_token() -> str:
     user = User.objects.create_user(username="bench-game-server", password=None)
     user.groups.add(Group.objects.get(name=Role.INTEGRATION.group_name))
-    return Token.objects.create(user=user).key
+    return token_create(owner=user, actor=ACTOR, scopes=[Scope.READ, Scope.BETS], label="bench")[1]
 
 
 def game() -> GameInstance:

@@ -3,6 +3,7 @@
 import asyncio
 import json
 import random
+import secrets
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connections
+from django.test.utils import override_settings
 
 from benchmarks.database import create_database, drop_database, server_connection
 from benchmarks.pages.database import database_url
@@ -21,6 +23,10 @@ from . import data
 from .client import closed_loop, http_request, open_loop, send
 from .cpu import CpuSampler
 from .floor import sql_floor
+from .pooled import labels as pooled_labels
+from .pooled import phases as pooled_phases
+from .pooled import pooled_gunicorn
+from .prefill import prefill
 from .report import Results, report
 from .waits import WaitSampler, shares
 from .worker import settlement_worker
@@ -46,6 +52,7 @@ class Plan:
     # Each phase is measured in this many slices, taken in turn with the other phases' slices, so that
     # a slow spell of a noisy machine weighs on every phase alike instead of on the one it fell in.
     slices: int = 3
+    prefill: int = 0  # past bets written before the phases (benchmarks.intake.prefill)
 
 
 def labels(plan: Plan) -> dict:
@@ -53,9 +60,11 @@ def labels(plan: Plan) -> dict:
         "floor": "framework floor: GET of a missing page (404)",
         "read": "authenticated read: GET /games/{slug}/",
         "single": f"single bets over {plan.rounds} rounds",
+        "single_metrics_off": "single bets, the same, metrics off",
         "one_round": "single bets on one round",
         "bulk": f"bulk bets, {plan.bulk_size} a request, {plan.rounds} rounds",
         "sql": f"SQL floor: a bet's writes, {plan.clients} clients",
+        **pooled_labels(plan.bulk_size),
     }
 
 
@@ -118,12 +127,19 @@ class Traffic:
 
 def run(plan: Plan, *, say, write) -> None:
     fresh_database(say)
-    token, game = data.client_token(), data.game()
+    # The token is made here and checked by the servers: both under the same peppers (the
+    # environment's, or one made for the run).
+    peppers = settings.API_TOKEN_PEPPERS or [secrets.token_hex(32)]
+    with override_settings(API_TOKEN_PEPPERS=peppers):
+        token = data.client_token()
+    game = data.game()
     accounts = data.accounts(plan.accounts)
     rounds = {name: data.open_rounds(game.pk, count) for name, count in [
         ("single", plan.rounds), ("one_round", 1), ("bulk", plan.rounds), ("sql", plan.rounds),
         ("lag", LAG_ROUNDS), ("big", 1)]}
     client_id = data.User.objects.get(username="bench-game-server").pk
+    if plan.prefill:
+        prefill(plan.prefill, client_id=client_id, accounts=data.account_id_range(), funds=data.FUNDS, say=say)
     params = dict(settings.DATABASES["default"])
     url = database_url(params["NAME"])
     refresh_statistics()
@@ -136,19 +152,31 @@ def run(plan: Plan, *, say, write) -> None:
     traffic = Traffic(token, accounts, data.GAME_SLUG)
     # LOG_LEVEL ERROR: Django logs every 404 as a warning, which would weigh on the framework floor.
     # As in production: the throttle's windows in Redis, shared by the workers.
-    server_env = {"CELERY_BROKER_URL": plan.broker, "CACHE_URL": plan.cache, "LOG_LEVEL": "ERROR"}
-    with gunicorn(url, plan.workers, server_env) as port, settlement_worker(url, plan.broker):
-        say(f"gunicorn on 127.0.0.1:{port} ({plan.workers} workers), {plan.clients} clients, "
-            f"{plan.seconds:.0f} s a phase")
+    server_env = {"CELERY_BROKER_URL": plan.broker, "CACHE_URL": plan.cache, "LOG_LEVEL": "ERROR",
+                  "API_TOKEN_PEPPERS": ",".join(peppers)}
+    # A second gunicorn, idle but for its own phase, serves single bets with the metrics off: their
+    # cost is the two phases' difference, taken in turn in the same run.
+    with (gunicorn(url, plan.workers, server_env) as port, settlement_worker(url, plan.broker),
+          gunicorn(url, plan.workers, {**server_env, "METRICS_ENABLED": "0"}) as metrics_off_port,
+          pooled_gunicorn(params, plan.workers, server_env, say) as pooled_port):
+        say(f"gunicorn on 127.0.0.1:{port} ({plan.workers} workers; metrics off on {metrics_off_port}), "
+            f"{plan.clients} clients, {plan.seconds:.0f} s a phase")
         closed_loop(port, traffic.missing_page, clients=plan.clients, seconds=WARM_UP_SECONDS, expected={404})
-        closed_loop(port, traffic.single(rounds["sql"]), clients=plan.clients, seconds=WARM_UP_SECONDS,
-                    expected={201})
+        for warmed in filter(None, (port, metrics_off_port, pooled_port)):
+            closed_loop(warmed, traffic.single(rounds["sql"]), clients=plan.clients, seconds=WARM_UP_SECONDS,
+                        expected={201})
+        ports = {"single_metrics_off": metrics_off_port}
+        # The same bets through PgBouncer in transaction mode, beside the direct ones (benchmarks.intake.pooled).
+        pooled, pooled_ports = pooled_phases(pooled_port, traffic, rounds, plan.bulk_size)
+        ports.update(pooled_ports)
         phases = [
             ("floor", traffic.missing_page, {404}, 0),
             ("read", traffic.read, {200}, 0),
             ("single", traffic.single(rounds["single"]), {201}, 1),
+            ("single_metrics_off", traffic.single(rounds["single"]), {201}, 1),
             ("one_round", traffic.single(rounds["one_round"]), {201}, 1),
             ("bulk", traffic.bulk(rounds["bulk"], plan.bulk_size), {200}, plan.bulk_size),
+            *pooled,
         ]
         counts = {key: Counter() for key, *_ in phases}
         cpu = {key: Counter() for key, *_ in phases}
@@ -158,8 +186,9 @@ def run(plan: Plan, *, say, write) -> None:
             for key, make, expected, size in phases:
                 if turn == 0:
                     say(f"  {labels(plan)[key]}")
-                with WaitSampler(params) as sampler, CpuSampler(port) as used:
-                    part = closed_loop(port, make, clients=plan.clients, seconds=plan.seconds / plan.slices,
+                phase_port = ports.get(key, port)
+                with WaitSampler(params) as sampler, CpuSampler(phase_port) as used:
+                    part = closed_loop(phase_port, make, clients=plan.clients, seconds=plan.seconds / plan.slices,
                                        expected=expected)
                 results.turns[-1][key] = part.per_second
                 counts[key].update(sampler.counts)

@@ -8,10 +8,14 @@ from datetime import timedelta
 from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.utils import timezone
+from django_otp.oath import TOTP
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from backoffice import second_factor
 from backoffice.roles import Role
 from settlement import aggregates
 
+from .audit_log import sequence_and_sign
 from .bets import insert_accounts_and_bets, insert_batches_and_audit, insert_ledger
 from .games import create_games
 from .rounds import insert_rounds
@@ -29,8 +33,8 @@ class DataSize:
 
 
 def build(size: DataSize, say) -> None:
-    """Users, games, rounds, bets, ledger, batches and audit events, then the daily aggregates
-    rebuilt from them and the tables vacuumed and analysed; each step's time is said."""
+    """Users, games, rounds, bets, ledger, batches and audit events (sequenced, a head signed), then
+    the daily aggregates rebuilt from them and the tables vacuumed and analysed; each step's time is said."""
     timings = {}
     step = time.perf_counter()
 
@@ -59,12 +63,23 @@ def build(size: DataSize, say) -> None:
     lap("ledger and balances")
     insert_batches_and_audit(games, start)
     lap("settlement batches and audit events")
+    write_state({"audit_public_key": sequence_and_sign()})
+    lap("audit events sequenced, a head signed")
     counts = aggregates.rebuild()
     lap("daily aggregates rebuilt (" + ", ".join(f"{k} {v:,}" for k, v in counts.items()) + ")")
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     lap("VACUUM ANALYZE")
     say(f"built in {sum(timings.values()):.1f} s")
+
+
+def second_factor_code():
+    """The bench administrator's second factor (a TOTP device, enrolled on first use, as
+    ``create_staff_user --totp`` does): a callable giving the code of the moment."""
+    admin = User.objects.get(username=ADMIN_USERNAME)
+    device = TOTPDevice.objects.filter(user=admin, confirmed=True).first() or second_factor.enrol(admin)[0]
+    totp = TOTP(device.bin_key, device.step, device.t0, device.digits, device.drift)
+    return lambda: f"{totp.token():0{device.digits}d}"
 
 
 def write_state(state: dict) -> None:
@@ -76,7 +91,8 @@ def write_state(state: dict) -> None:
                            "SET value = excluded.value", [key, value])
 
 
-def read_state(key: str) -> str:
+def read_state(key: str) -> str | None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT value FROM bench_pages_state WHERE key = %s", [key])
-        return cursor.fetchone()[0]
+        row = cursor.fetchone()
+        return row[0] if row else None

@@ -12,7 +12,8 @@ def percentile(values, fraction: float) -> float:
     return ordered[int(rank) - 1]
 
 
-def report(pages: list, times: dict, statuses: dict, write) -> None:
+def report(pages: list, times: dict, statuses: dict, write) -> list:
+    """Print the table and the verdicts; the labels of the pages that did not answer 200."""
     width = max(len(label) for label, _path, _auth in pages)
     lines = [f"{'page':<{width}}  {'status':>6}  {'p50 ms':>8}  {'p95 ms':>8}  target"]
     slow, failed = [], []
@@ -34,3 +35,4 @@ def report(pages: list, times: dict, statuses: dict, write) -> None:
         write(f"p95 at or over {TARGET_P95_MS:.0f} ms: {', '.join(slow)}")
     else:
         write(f"Every page met the target (p95 under {TARGET_P95_MS:.0f} ms).")
+    return failed

@@ -25,6 +25,8 @@ def insert_rounds(games: list, rounds: int, start: datetime, now: datetime) -> N
     per_game = [0] * len(games)
     pairs = {}  # (game index, pair number) -> [id, server seed, client seed, created, last time, count]
     dealers = {}
+    # Two pairs a game at least, so that a small data set has revealed rounds the round page verifies.
+    per_pair = max(1, min(ROUNDS_PER_SEED_PAIR, rounds // len(games) // 2))
     round_rows, config_rows = [], []
     open_from = rounds - len(games)
     dealt_from = open_from - DEALT_TAIL
@@ -34,14 +36,14 @@ def insert_rounds(games: list, rounds: int, start: datetime, now: datetime) -> N
         config = configuration_at(game_index, share)
         number = per_game[game_index]
         per_game[game_index] += 1
-        key = (game_index, number // ROUNDS_PER_SEED_PAIR)
+        key = (game_index, number // per_pair)
         opened = start + timedelta(seconds=span * share)
         if key not in pairs:
             server_seed, client_seed = secrets.token_hex(32), secrets.token_hex(8)
             pairs[key] = [len(pairs) + 1, server_seed, client_seed, opened - timedelta(seconds=1), opened, 0]
             dealers[key] = Dealer(server_seed, client_seed)
         pair = pairs[key]
-        nonce = number % ROUNDS_PER_SEED_PAIR
+        nonce = number % per_pair
         pair[4], pair[5] = opened, nonce + 1
         round_id = index + 1
         game_id = games[game_index].pk
@@ -78,11 +80,14 @@ def _copy(games: list, pairs: dict, round_rows: list, config_rows: list) -> None
     with connection.cursor() as cursor:
         raw = cursor.cursor
         with raw.copy("COPY games_seedpair (id, game_id, server_seed, server_seed_hash, client_seed, next_nonce, "
-                      "created_at, revealed_at) FROM STDIN") as copy:
+                      "created_at, retired_at, revealed_at) FROM STDIN") as copy:
             for (game_index, number), (pair_id, server, client, created, last, count) in pairs.items():
-                revealed = None if number == last_pair[game_index] else last + timedelta(minutes=1)
+                # Each game's last pair is active; every earlier one retired, then revealed.
+                active = number == last_pair[game_index]
+                retired = None if active else last + timedelta(seconds=30)
+                revealed = None if active else last + timedelta(minutes=1)
                 copy.write_row((pair_id, games[game_index].pk, server, server_seed_hash(server), client, count,
-                                created, revealed))
+                                created, retired, revealed))
         with raw.copy("COPY games_round (id, game_id, seed_pair_id, nonce, decks, status, cards, player_cards, "
                       "banker_cards, player_score, banker_score, \"natural\", outcome, opened_at, dealt_at, "
                       "settled_at, voided_at, void_reason, settlement_failures) FROM STDIN") as copy:

@@ -1,17 +1,22 @@
 """One run of the pages benchmark: its database (built, or reused), then every page timed."""
 
+import secrets
 import time
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection, connections
-from rest_framework.authtoken.models import Token
+from django.test.utils import override_settings
+from django.urls import reverse
 
+from apitokens.choices import Scope
+from apitokens.services import token_create
 from settlement import aggregates
 
 from . import database
-from .data import ADMIN_USERNAME, DataSize, build, read_state
+from .audit_log import sequence_and_sign
+from .data import ADMIN_USERNAME, DataSize, build, read_state, second_factor_code, write_state
 from .report import report
 from .server import get, gunicorn, log_in
 from .targets import pages
@@ -19,8 +24,8 @@ from .targets import pages
 WARM_UP_REQUESTS = 2
 
 
-def run(size: DataSize, *, requests: int, workers: int, reuse: bool, drop: bool, say, write) -> None:
-    """``say`` tells the progress, ``write`` prints the report."""
+def run(size: DataSize, *, requests: int, workers: int, reuse: bool, drop: bool, say, write) -> list:
+    """``say`` tells the progress, ``write`` prints the report; the pages that did not answer 200."""
     source = dict(settings.DATABASES["default"])
     bench_name = database.bench_database_name(source["NAME"])
     reused = database.prepare(source, bench_name, reuse=reuse)
@@ -34,27 +39,42 @@ def run(size: DataSize, *, requests: int, workers: int, reuse: bool, drop: bool,
             cursor.execute("VACUUM ANALYZE")
         say(f"reusing the data of {bench_name}; aggregates rebuilt in {time.perf_counter() - started:.1f} s ("
             + ", ".join(f"{k} {v:,}" for k, v in counts.items()) + ")")
+        if read_state("audit_public_key") is None:  # built before the benchmark signed heads
+            write_state({"audit_public_key": sequence_and_sign()})
     else:
         say(f"migrated {bench_name} in {time.perf_counter() - started:.1f} s")
         build(size, say)
     try:
-        measure(database.database_url(bench_name), days=size.days, requests=requests, workers=workers, say=say,
-                write=write)
+        failed = measure(database.database_url(bench_name), days=size.days, requests=requests, workers=workers,
+                         say=say, write=write)
     finally:
         if drop:
             database.drop(source, bench_name)
             say(f"dropped {bench_name}")
+    return failed
 
 
-def measure(database_url: str, *, days: int, requests: int, workers: int, say, write) -> None:
-    """Every page round-robin, the warm-up requests then ``requests`` timed ones each."""
-    token, _ = Token.objects.get_or_create(user=User.objects.get(username=ADMIN_USERNAME))
+def measure(database_url: str, *, days: int, requests: int, workers: int, say, write) -> list:
+    """Every page round-robin, the warm-up requests then ``requests`` timed ones each; the labels
+    of the pages that did not answer 200."""
+    # The API token is made here and checked by the server: both under the same peppers (the
+    # environment's, or one made for the run).
+    peppers = settings.API_TOKEN_PEPPERS or [secrets.token_hex(32)]
+    with override_settings(API_TOKEN_PEPPERS=peppers):
+        _token, secret = token_create(owner=User.objects.get(username=ADMIN_USERNAME), actor="system:bench-pages",
+                                      scopes=[Scope.READ])
     password = read_state("admin_password")
     targets = pages(days)
+    code = second_factor_code()
     connections.close_all()  # the server's workers open their own
-    with gunicorn(database_url, workers) as port:
-        headers = {"session": {"Cookie": f"sessionid={log_in(port, ADMIN_USERNAME, password)}"},
-                   "token": {"Authorization": f"Token {token.key}", "Accept": "application/json"}}
+    # The server checks heads with the run's public key alone, never a signing key of the environment.
+    keys = {"AUDIT_PUBLIC_KEY": read_state("audit_public_key"), "AUDIT_SIGNING_KEY": "", "AUDIT_SIGNING_KEY_FILE": "",
+            "API_TOKEN_PEPPERS": ",".join(peppers)}
+    with gunicorn(database_url, workers, keys) as port:
+        session = log_in(port, ADMIN_USERNAME, password, second_factor_path=reverse("admin:second_factor"),
+                         second_factor_code=code)
+        headers = {"session": {"Cookie": f"sessionid={session}"},
+                   "token": {"Authorization": f"Token {secret}", "Accept": "application/json"}}
         say(f"gunicorn on 127.0.0.1:{port} ({workers} workers, DEBUG off); "
             f"{len(targets)} pages, {WARM_UP_REQUESTS} warm-up + {requests} timed requests each")
         times = {label: [] for label, _path, _auth in targets}
@@ -65,4 +85,4 @@ def measure(database_url: str, *, days: int, requests: int, workers: int, say, w
                 statuses[label] = status
                 if round_number >= WARM_UP_REQUESTS:
                     times[label].append(elapsed)
-    report(targets, times, statuses, write)
+    return report(targets, times, statuses, write)

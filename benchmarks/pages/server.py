@@ -98,24 +98,44 @@ def get(port: int, path: str, headers: dict) -> tuple:
     return (time.perf_counter() - started) * 1000, response.status
 
 
-def log_in(port: int, username: str, password: str) -> str:
-    """Sign in through the admin's login form, as a browser does; the session cookie's value."""
-    response, content = request(port, "GET", "/admin/login/", {})
-    cookie = SimpleCookie(response.getheader("Set-Cookie"))
-    csrf = cookie["csrftoken"].value
-    marker = b'name="csrfmiddlewaretoken" value="'
-    start = content.index(marker) + len(marker)
-    form_token = content[start:content.index(b'"', start)].decode()
-    body = urllib.parse.urlencode({"csrfmiddlewaretoken": form_token, "username": username,
-                                   "password": password, "next": "/admin/"}).encode()
-    response, _ = request(port, "POST", "/admin/login/", {
-        "Cookie": f"csrftoken={csrf}", "Content-Type": "application/x-www-form-urlencoded",
-        "Referer": "https://127.0.0.1/admin/login/"}, body)  # the page as the browser saw it behind the TLS proxy
+def _cookies(response) -> SimpleCookie:
     cookies = SimpleCookie()  # each Set-Cookie on its own: joined, their expiry dates' commas break parsing
     for name, value in response.getheaders():
         if name.lower() == "set-cookie":
             cookies.load(value)
-    session = cookies.get("sessionid")
-    if response.status != 302 or session is None:
+    return cookies
+
+
+def _form_token(content: bytes) -> str:
+    marker = b'name="csrfmiddlewaretoken" value="'
+    start = content.index(marker) + len(marker)
+    return content[start:content.index(b'"', start)].decode()
+
+
+def _post_form(port: int, path: str, cookies: dict, fields: dict):
+    """GET the form at ``path`` for its CSRF token, then POST ``fields`` to it, as a browser does."""
+    jar = "; ".join(f"{name}={value}" for name, value in cookies.items())
+    _response, content = request(port, "GET", path, {"Cookie": jar})
+    body = urllib.parse.urlencode({"csrfmiddlewaretoken": _form_token(content), **fields}).encode()
+    return request(port, "POST", path, {
+        "Cookie": jar, "Content-Type": "application/x-www-form-urlencoded",
+        "Referer": f"https://127.0.0.1{path}"}, body)  # the page as the browser saw it behind the TLS proxy
+
+
+def log_in(port: int, username: str, password: str, *, second_factor_path: str | None = None,
+           second_factor_code=None) -> str:
+    """Sign in through the admin's login form, as a browser does, then enter the code
+    ``second_factor_code()`` gives at ``second_factor_path``; the session cookie's value."""
+    response, _content = request(port, "GET", "/admin/login/", {})
+    cookies = {"csrftoken": _cookies(response)["csrftoken"].value}
+    response, _ = _post_form(port, "/admin/login/", cookies,
+                             {"username": username, "password": password, "next": "/admin/"})
+    cookies.update({name: morsel.value for name, morsel in _cookies(response).items()})  # a log-in rotates both
+    if response.status != 302 or "sessionid" not in cookies:
         raise CommandError(f"could not sign in to the admin (HTTP {response.status})")
-    return session.value
+    if second_factor_path:
+        response, _ = _post_form(port, second_factor_path, cookies, {"code": second_factor_code(), "next": "/admin/"})
+        cookies.update({name: morsel.value for name, morsel in _cookies(response).items()})
+        if response.status != 302 or second_factor_path in (response.getheader("Location") or ""):
+            raise CommandError(f"the admin refused the second factor (HTTP {response.status})")
+    return cookies["sessionid"]

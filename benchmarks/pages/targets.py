@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.urls import NoReverseMatch, URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
-from audit.models import AuditEvent
+from audit.models import AuditEvent, AuditLeaf
 from games.choices import RoundStatus
 from games.models import Bet, GameInstance, Round
 from wallet.models import Account, LedgerEntry
@@ -35,10 +35,12 @@ def pages(days: int) -> list:
     today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
     week_ago = urllib.parse.quote(str(today - timedelta(days=7)))
     tomorrow = urllib.parse.quote(str(today + timedelta(days=1)))
+    # A page deep in the bet list (the 50th of a full-size data set), one that exists in a small one.
+    deep_page = max(1, min(50, Bet.objects.count() // admin.site._registry[Bet].list_per_page // 2))
     variants = [
         (Bet, "status__exact=WON"), (Bet, "bet_type__exact=TIE"), (Bet, f"round__game__id__exact={game.pk}"),
         (Bet, f"placed_at__gte={week_ago}&placed_at__lt={tomorrow}"), (Bet, f"q={account.external_id}"),
-        (Bet, f"q={last}"), (Bet, "p=50"),
+        (Bet, f"q={last}"), (Bet, f"p={deep_page}"),
         (Round, "status__exact=DEALT"), (Round, "status__exact=VOID"), (Round, "outcome__exact=TIE"),
         (Round, f"game__id__exact={game.pk}"), (Round, "settlement=waiting"), (Round, "natural__exact=1"),
         (Round, f"q={last}"),
@@ -80,7 +82,7 @@ def pages(days: int) -> list:
     samples = {"slug": game.slug, "external_id": account.external_id, "round_id": str(settled[0] if settled else last),
                "bet_id": str(Bet.objects.order_by("-pk").values_list("pk", flat=True).first())}
     for label, path in api_paths(samples):
-        found.append((f"api {label}", path, "token"))
+        found.append((f"api {label}", path + proof_query(label), "token"))
     found += [
         ("api bets ?game=", f"/api/v1/bets/?game={game.slug}", "token"),
         ("api bets ?status=WON", "/api/v1/bets/?status=WON", "token"),
@@ -89,6 +91,16 @@ def pages(days: int) -> list:
         ("api rounds ?game=&status=SETTLED", f"/api/v1/rounds/?game={game.slug}&status=SETTLED", "token"),
     ]
     return found
+
+
+def proof_query(name: str) -> str:
+    """The query string a proof endpoint needs: an event in the middle of the log, half its size."""
+    size = AuditLeaf.objects.count()
+    if name == "audit-inclusion-proof":
+        return f"?event_id={AuditLeaf.objects.get(index=size // 2).event_id}"
+    if name == "audit-consistency-proof":
+        return f"?first={size // 2}"
+    return ""
 
 
 def api_paths(samples: dict) -> list:

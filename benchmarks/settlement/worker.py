@@ -27,6 +27,9 @@ def measure_worker(bets: int, *, broker: str, workers: int, batch_rounds: int) -
     round is left that a sweep would still try; their logs are kept only when the run fails."""
     app = Celery("bench_settlement", broker=broker, set_as_current=False)
     app.conf.broker_connection_retry_on_startup = False
+    # The product's queues and routes, so the sweeps go to the queue the workers take them from.
+    app.conf.update(task_queues=settings.CELERY_TASK_QUEUES, task_default_queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+                    task_routes=settings.CELERY_TASK_ROUTES)
     _refuse_busy_broker(app, broker)
     application_name = f"bench-settlement-worker-{os.getpid()}"
     env = {

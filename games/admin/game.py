@@ -13,10 +13,11 @@ from django.utils.html import format_html, format_html_join
 
 from backoffice.admin.base import BackOfficeAdmin
 from backoffice.admin.html import admin_url, changelist_url, service_error_messages, service_error_text
-from backoffice.approval_gate import Held, submit
+from backoffice.approval_gate import Held, four_eyes_hint, submit
 from backoffice.formatting import EMPTY, timestamp
 from core.errors import Conflict
 from games import selectors, services
+from games.admin.seed_pair import rounds_label
 from games.choices import RoundStatus
 from games.forms import GameInstanceForm, RotateSeedForm, rtp_policy_from, rtp_preview
 from games.models import GameInstance, Round, SeedPair
@@ -66,7 +67,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
             fieldsets.append(("Reason", {"fields": ("reason",)}))
             return fieldsets
         if self.has_change_permission(request, obj):
-            fieldsets.append(("Reason for the change", {"fields": ("reason",)}))
+            fieldsets.append(("Reason for the change", {"fields": ("reason",),
+                                                        "description": four_eyes_hint("game.update").strip()}))
         fieldsets.append(("Provably fair", {"fields": ("active_seed_pair", "revealed_seed_pairs")}))
         fieldsets.append(("Record", {"fields": ("id", "rounds_link", "created_at", "updated_at")}))
         return fieldsets
@@ -221,12 +223,13 @@ class GameInstanceAdmin(BackOfficeAdmin):
 
     @admin.display(description="Revealed seed pairs (latest 5)")
     def revealed_seed_pairs(self, obj):
-        pairs = list(obj.seed_pairs.filter(revealed_at__isnull=False).order_by("-revealed_at", "-id")[:5])
+        pairs = list(selectors.with_round_counts(obj.seed_pairs.filter(revealed_at__isnull=False))
+                     .order_by("-revealed_at", "-id")[:5])
         if not pairs:
             return "None yet: rotate the seed to reveal the active pair."
         rows = format_html_join(
             "", "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-            ((pair.server_seed_hash, pair.revealed_server_seed, pair.next_nonce,
+            ((pair.server_seed_hash, pair.revealed_server_seed, rounds_label(pair),
               timestamp(pair.revealed_at)) for pair in pairs),
         )
         return format_html(

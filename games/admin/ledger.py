@@ -7,12 +7,16 @@ ledger export, whose rows name each bet's round.
 """
 
 from django.contrib import admin
+from django.urls import path
 from django.utils.html import format_html
 
+from backoffice.admin.exports import csv_response
 from backoffice.admin.html import changelist_url, object_url, page_links
+from backoffice.replica_reads import read_alias
 from games import selectors
-from games.exports import LEDGER_EXPORT
+from games.exports import ACCOUNT_STATEMENT_EXPORT, LEDGER_EXPORT
 from games.models import Bet
+from wallet import selectors as wallet_selectors
 from wallet.admin import AccountAdmin, LedgerEntryAdmin
 from wallet.models import Account, LedgerEntry
 
@@ -36,11 +40,24 @@ class AccountWithBetsAdmin(LinksBetPages, AccountAdmin):
     def account_history_context(self, request, account, history) -> dict:
         """The account's bets, and on each ledger row of the page its bet (``entry.bet``)."""
         entries = [row.entry for row in history.page.object_list]
-        bets = selectors.bets_by_id(entry.bet_id for entry in entries if entry.bet_id)
+        using = read_alias(request)
+        bets = selectors.bets_by_id((entry.bet_id for entry in entries if entry.bet_id), using=using)
         for entry in entries:
             entry.bet = bets.get(entry.bet_id)
-        account_bets = selectors.account_bets(account=account, page=request.GET.get("bets_page", 1))
-        return {"bets": account_bets, "bet_pages": page_links(request, account_bets, "bets_page")}
+        account_bets = selectors.account_bets(account=account, page=request.GET.get("bets_page", 1), using=using)
+        return {"bets": account_bets, "bet_pages": page_links(request, account_bets, "bets_page"),
+                "statement_url": self.own_url("statement", account.pk)}
+
+    def statement_view(self, request, account):
+        """The whole history as one CSV: every ledger entry, oldest first, with its bet's stake and payout."""
+        entries = wallet_selectors.account_ledger(account=account, using=read_alias(request)).order_by("id")
+        return csv_response(ACCOUNT_STATEMENT_EXPORT, entries)
+
+    def get_urls(self):
+        return [path("<path:object_id>/statement.csv", self.object_view(
+                    self.statement_view, self.has_account_history_permission, "games.view_bet"),
+                     name=self.url_name("statement")),
+                *super().get_urls()]
 
 
 class LedgerEntryWithBetsAdmin(LinksBetPages, LedgerEntryAdmin):

@@ -9,7 +9,7 @@ from django.db.models import Count, Q, Sum
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from audit.forms import ReasonForm
@@ -18,8 +18,10 @@ from backoffice.admin.exports import csv_response
 from backoffice.admin.filters import IndexedValuesFieldListFilter
 from backoffice.admin.html import admin_url, changelist_url, link, money, query_with, service_error_text
 from backoffice.admin.search import matching_ids
-from backoffice.approval_gate import Held, submit
+from backoffice.approval_gate import Held, four_eyes_hint, submit
 from backoffice.formatting import EMPTY
+from backoffice.replica_reads import read_alias
+from backoffice.step_up import step_up_required
 from core.errors import Conflict
 from games import selectors, services
 from games.admin.bet import BetInline
@@ -149,7 +151,10 @@ class RoundAdmin(ReadOnlyAdmin):
             if obj.seed_pair.revealed_at is None:
                 return "Possible once the seed pair is revealed."
             return "Never dealt: nothing to verify."
-        return "The seed pair is revealed: “Recompute by PF-1” (above) recomputes the round and compares it."
+        return format_html(
+            "The seed pair is revealed: “Recompute by PF-1” (above) recomputes the round and compares it. "
+            'Players verify it themselves on <a href="{}" class="pf-public-pair">the public page of its seed pair</a>.',
+            reverse("public-pair", args=[obj.seed_pair.server_seed_hash]))
 
     @admin.display(description="bets")
     def bet_totals(self, obj):
@@ -189,6 +194,7 @@ class RoundAdmin(ReadOnlyAdmin):
         self.log_change(request, round_, f"Voided, bets refunded: {reason}")
         return True
 
+    @step_up_required
     @admin.action(description="Void selected rounds and refund their bets…", permissions=["void_round"])
     def void_rounds(self, request, queryset):
         form = ReasonForm(request.POST if "apply" in request.POST else None)
@@ -201,9 +207,11 @@ class RoundAdmin(ReadOnlyAdmin):
             request, title="Void rounds", form=form, objects=[link(round_) for round_ in queryset],
             action="void_rounds", queryset=queryset, submit_label="Void and refund",
             description="Voiding refunds every pending bet of each round. Only open or dealt rounds can be "
-                        "voided.",
+                        "voided."
+                        + four_eyes_hint("round.void"),
         )
 
+    @step_up_required
     def void_round_view(self, request, round_):
         form = ReasonForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
@@ -215,7 +223,8 @@ class RoundAdmin(ReadOnlyAdmin):
             details=[("Status", round_.get_status_display()), ("Game", round_.game.slug),
                      ("Pending bets", round_.bets.filter(status=BetStatus.PENDING).count())],
             submit_label="Void and refund",
-            description="Voiding refunds every pending bet of the round. Only open or dealt rounds can be voided.",
+            description="Voiding refunds every pending bet of the round. Only open or dealt rounds can be voided."
+                        + four_eyes_hint("round.void"),
         )
 
     # Verification by PF-1, on request.
@@ -282,7 +291,8 @@ class RoundAdmin(ReadOnlyAdmin):
                 page = int(request.GET.get("page", 1))
             except ValueError:
                 page = 1
-            results = selectors.round_search_page(page=page, per_page=self.RECALL_PER_PAGE, **form.criteria())
+            results = selectors.round_search_page(page=page, per_page=self.RECALL_PER_PAGE, using=read_alias(request),
+                                                  **form.criteria())
 
         context = {
             **self.admin_site.each_context(request),
@@ -312,7 +322,7 @@ class RoundAdmin(ReadOnlyAdmin):
         form = RoundRecallForm(request.GET)
         if not form.is_valid():
             return HttpResponseRedirect(f"{self.own_url('recall')}?{request.GET.urlencode()}")
-        return csv_response(ROUNDS_EXPORT, selectors.round_search(**form.criteria()))
+        return csv_response(ROUNDS_EXPORT, selectors.round_search(using=read_alias(request), **form.criteria()))
 
     def changelist_tools(self, request) -> list:
         return [(self.own_url("recall"), "Round recall", "pf-round-recall"),

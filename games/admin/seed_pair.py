@@ -6,6 +6,14 @@ from django.utils.html import format_html
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import changelist_url
 from games.models import Round, SeedPair
+from games.selectors import with_round_counts
+
+
+def rounds_label(pair) -> str:
+    """The rounds of a pair annotated by with_round_counts, as its public page counts them:
+    "12 rounds, 2 voided"."""
+    label = f"{pair.dealt_rounds} round{'' if pair.dealt_rounds == 1 else 's'}"
+    return f"{label}, {pair.voided_rounds} voided" if pair.voided_rounds else label
 
 
 class RevealedFilter(admin.SimpleListFilter):
@@ -52,8 +60,11 @@ class SeedPairAdmin(ReadOnlyAdmin):
             return "Secret until the pair is revealed (rotate the game's seed)."
         return format_html("<code>{}</code>", seed)
 
-    @admin.display(description="rounds")
+    def get_queryset(self, request):
+        return with_round_counts(super().get_queryset(request))
+
+    @admin.display(description="rounds dealt")
     def rounds_link(self, obj):
-        return format_html('<a href="{}">Rounds played with this pair</a>',
+        return format_html('{} — <a href="{}">rounds played with this pair</a>', rounds_label(obj),
                            changelist_url(Round, seed_pair__id__exact=obj.pk))
 

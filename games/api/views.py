@@ -7,6 +7,7 @@ from rest_framework.response import Response
 
 from backoffice.api.exceptions import error_status_and_body
 from backoffice.api.pagination import CursorPagination, SlugCursorPagination
+from backoffice.api.permissions import RolePermission
 from backoffice.api.plain import PlainRequestMixin
 from backoffice.api.views import (
     CONFLICT,
@@ -21,8 +22,11 @@ from backoffice.api.views import (
     validated,
 )
 from backoffice.approval_gate import Held, submit
+from backoffice.step_up import FreshSecondFactor
 from games import selectors, services
 from games.api import serializers as s
+from games.models import Bet
+from games.signals import bets_answered
 
 # --- Game instances -----------------------------------------------------------------------------
 
@@ -34,7 +38,7 @@ class GameListView(ApiView):
     @extend_schema(tags=["games"], summary="List game instances",
                    responses={200: s.GameSerializer(many=True), **READ_ERRORS})
     def get(self, request):
-        return self.paginate(selectors.game_list(), s.GameSerializer)
+        return self.paginate(selectors.game_list(using=self.read_db), s.GameSerializer)
 
     @extend_schema(tags=["games"], summary="Create a game instance (with its first seed pair)",
                    request=s.GameCreateSerializer, responses={201: s.GameSerializer, **HELD, **ERRORS})
@@ -53,7 +57,7 @@ class GameDetailView(ApiView):
     @extend_schema(tags=["games"], summary="A game instance",
                    responses={200: s.GameSerializer, **READ_ERRORS, **NOT_FOUND})
     def get(self, request, slug):
-        return Response(represented(s.GameSerializer, get_or_404(selectors.game_get, slug=slug)))
+        return Response(represented(s.GameSerializer, get_or_404(selectors.game_get, using=self.read_db, slug=slug)))
 
     @extend_schema(tags=["games"], summary="Change a game's configuration (a reason is required)",
                    request=s.GameUpdateSerializer,
@@ -74,7 +78,7 @@ class GameOddsView(ApiView):
     @extend_schema(tags=["games"], summary="Exact odds and return to player of the game's configuration",
                    responses={200: s.OddsSerializer, **READ_ERRORS, **NOT_FOUND})
     def get(self, request, slug):
-        game = get_or_404(selectors.game_get, slug=slug)
+        game = get_or_404(selectors.game_get, using=self.read_db, slug=slug)
         return Response(selectors.game_odds(game=game))
 
 
@@ -84,11 +88,12 @@ class GameSeedsView(ApiView):
     @extend_schema(tags=["seeds"], summary="The active seed pair and the revealed ones (paginated)",
                    responses={200: s.SeedsSerializer, **READ_ERRORS, **NOT_FOUND})
     def get(self, request, slug):
-        game = get_or_404(selectors.game_get, slug=slug)
-        active = selectors.seed_pair_active(game=game)
+        game = get_or_404(selectors.game_get, using=self.read_db, slug=slug)
+        active = selectors.seed_pair_active(using=self.read_db, game=game)
         paginator = CursorPagination()
         paginator.ordering = ("-revealed_at", "-id")
-        revealed = paginator.paginate_queryset(selectors.seed_pairs_revealed(game=game), request, view=self)
+        revealed = paginator.paginate_queryset(selectors.seed_pairs_revealed(using=self.read_db, game=game), request,
+                                               view=self)
         return Response({
             "active": s.ActiveSeedPairSerializer(active).data if active else None,
             "revealed": s.RevealedSeedPairSerializer(revealed, many=True).data,
@@ -130,9 +135,9 @@ class GameRoundsView(ApiView):
                    parameters=[s.GameRoundFilterSerializer],
                    responses={200: s.RoundSerializer(many=True), **ERRORS, **NOT_FOUND})
     def get(self, request, slug):
-        game = get_or_404(selectors.game_get, slug=slug)
+        game = get_or_404(selectors.game_get, using=self.read_db, slug=slug)
         filters = {**validated(s.GameRoundFilterSerializer, request.query_params), "game": game.slug}
-        return self.paginate(selectors.round_list(filters=filters), s.RoundSerializer)
+        return self.paginate(selectors.round_list(using=self.read_db, filters=filters), s.RoundSerializer)
 
     @extend_schema(tags=["rounds"], summary="Open a round on the game's active seed pair",
                    request=None, responses={201: s.RoundSerializer, **ERRORS, **NOT_FOUND, **CONFLICT})
@@ -151,7 +156,7 @@ class RoundListView(ApiView):
                    responses={200: s.RoundSerializer(many=True), **ERRORS})
     def get(self, request):
         filters = validated(s.RoundFilterSerializer, request.query_params)
-        return self.paginate(selectors.round_list(filters=filters), s.RoundSerializer)
+        return self.paginate(selectors.round_list(using=self.read_db, filters=filters), s.RoundSerializer)
 
 
 class RoundDetailView(ApiView):
@@ -160,7 +165,8 @@ class RoundDetailView(ApiView):
     @extend_schema(tags=["rounds"], summary="Recall a round: cards, hands, seeds and bets",
                    responses={200: s.RoundRecallSerializer, **READ_ERRORS, **NOT_FOUND})
     def get(self, request, round_id):
-        return Response(s.RoundRecallSerializer(get_or_404(selectors.round_recall, round_id=round_id)).data)
+        recall = get_or_404(selectors.round_recall, using=self.read_db, round_id=round_id)
+        return Response(s.RoundRecallSerializer(recall).data)
 
 
 class RoundBetsView(PlainRequestMixin, ApiView):
@@ -181,12 +187,18 @@ class RoundBetsView(PlainRequestMixin, ApiView):
 
     @staticmethod
     def answer(client, data, *, round_id):
-        data = validated(s.BetPlaceSerializer, data)
-        bet, created = get_or_404(
-            services.bet_place, round_id=round_id, account_external_id=data["account"],
-            bet_type=data["bet_type"], stake=data["stake"], idempotency_key=data["idempotency_key"],
-            client=client,
-        )
+        try:
+            data = validated(s.BetPlaceSerializer, data)
+            bet, created = get_or_404(
+                services.bet_place, round_id=round_id, account_external_id=data["account"],
+                bet_type=data["bet_type"], stake=data["stake"], idempotency_key=data["idempotency_key"],
+                client=client,
+            )
+        except Exception as error:
+            bets_answered.send(sender=Bet, accepted=(), refused=(error,))
+            raise
+        if created:
+            bets_answered.send(sender=Bet, accepted=(bet,), refused=())
         return represented(s.BetSerializer, bet), status.HTTP_201_CREATED if created else status.HTTP_200_OK
 
 
@@ -203,23 +215,34 @@ class RoundBetsBulkView(ApiView):
     )
     def post(self, request, round_id):
         items = validated(s.BetBulkPlaceSerializer, request.data)["bets"]
-        results, checked = {}, {}
+        results, checked, refused = {}, {}, []
         for index, item in enumerate(items):
             try:
                 data = validated(s.BetPlaceSerializer, item)  # its errors worded as the single endpoint's
             except ValidationError as error:
                 results[index] = {"status": status.HTTP_400_BAD_REQUEST, "errors": error.detail}
+                refused.append(error)
                 continue
             checked[index] = {"account_external_id": data["account"], "bet_type": data["bet_type"],
                               "stake": data["stake"], "idempotency_key": data["idempotency_key"]}
-        outcomes = get_or_404(services.bets_place, round_id=round_id, items=checked, client=request.user)
+        try:
+            outcomes = get_or_404(services.bets_place, round_id=round_id, items=checked, client=request.user)
+        except Exception as error:
+            bets_answered.send(sender=Bet, accepted=(), refused=[*refused, *[error] * len(checked)],
+                               bulk_size=len(items))
+            raise
+        accepted = []
         for index, outcome in outcomes.items():
             if outcome.error is None:
                 results[index] = {"status": status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK,
                                   "bet": represented(s.BetSerializer, outcome.bet)}
+                if outcome.created:
+                    accepted.append(outcome.bet)
             else:
                 code, errors = error_status_and_body(outcome.error)
                 results[index] = {"status": code, "errors": errors}
+                refused.append(outcome.error)
+        bets_answered.send(sender=Bet, accepted=accepted, refused=refused, bulk_size=len(items))
         return Response({"results": [results[index] for index in range(len(items))]})
 
 
@@ -237,6 +260,7 @@ class RoundDealView(ApiView):
 
 class RoundVoidView(ApiView):
     required_permissions = {"POST": "games.void_round"}
+    permission_classes = [RolePermission, FreshSecondFactor]
 
     @extend_schema(tags=["rounds"], summary="Void an open or dealt round, refunding every pending bet",
                    request=s.RoundVoidSerializer,
@@ -256,7 +280,7 @@ class RoundVerifyView(ApiView):
     @extend_schema(tags=["rounds"], summary="Recompute the round from its revealed seed and compare",
                    responses={200: s.VerificationSerializer, **READ_ERRORS, **NOT_FOUND, **CONFLICT})
     def get(self, request, round_id):
-        round_ = get_or_404(selectors.round_get, round_id=round_id)
+        round_ = get_or_404(selectors.round_get, using=self.read_db, round_id=round_id)
         return Response(selectors.round_verification(round_=round_))
 
 
@@ -270,7 +294,7 @@ class BetListView(ApiView):
                    responses={200: s.BetSerializer(many=True), **ERRORS})
     def get(self, request):
         filters = validated(s.BetFilterSerializer, request.query_params)
-        return self.paginate(selectors.bet_list(filters=filters), s.BetSerializer)
+        return self.paginate(selectors.bet_list(using=self.read_db, filters=filters), s.BetSerializer)
 
 
 class BetDetailView(ApiView):
@@ -278,4 +302,4 @@ class BetDetailView(ApiView):
 
     @extend_schema(tags=["bets"], summary="A bet", responses={200: s.BetSerializer, **READ_ERRORS, **NOT_FOUND})
     def get(self, request, bet_id):
-        return Response(represented(s.BetSerializer, get_or_404(selectors.bet_get, bet_id=bet_id)))
+        return Response(represented(s.BetSerializer, get_or_404(selectors.bet_get, using=self.read_db, bet_id=bet_id)))

@@ -1,5 +1,18 @@
 """The game core: rules, PF-1, payouts and exact odds, in plain Python (no Django import)."""
 
+from .bet_odds import EventCounts, bet_odds, bet_odds_report, bet_rtp, deal_counts, event_counts_of_shoe, shoe_faces
+from .bets import (
+    BET_TYPES,
+    REGISTRY,
+    BetKind,
+    Deal,
+    bet_kind,
+    bet_type_problem,
+    event_of,
+    events_of,
+    observe,
+    round_events,
+)
 from .cards import MAX_DECKS, MIN_DECKS, card_label, card_value, hand_score, is_red, label_symbol, label_value
 from .odds import Odds, exact_odds, house_edge, odds_report, return_to_player
 from .payout import (
@@ -9,6 +22,17 @@ from .payout import (
     bet_return,
     multiplier_problem,
     settlement_kind,
+)
+from .paytables import (
+    PaytableError,
+    default_paytables,
+    expected_return,
+    main_paytables,
+    make_paytable,
+    paytable_as_json,
+    paytable_problems,
+    paytable_return,
+    settlement_of,
 )
 from .pf1 import (
     Dealer,
@@ -26,6 +50,11 @@ from .pf1 import (
 from .rules import Outcome, RoundResult, dealt_hands, play, result_from_labels, third_card_reasons, winner
 
 __all__ = [
+    "BET_TYPES", "REGISTRY", "BetKind", "Deal", "EventCounts", "PaytableError", "bet_kind", "bet_odds",
+    "bet_type_problem",
+    "bet_odds_report", "bet_rtp", "deal_counts", "default_paytables", "event_counts_of_shoe", "event_of",
+    "events_of", "expected_return", "main_paytables", "make_paytable", "observe", "paytable_as_json",
+    "paytable_problems", "paytable_return", "round_events", "settlement_of", "shoe_faces",
     "MAX_DECKS", "MIN_DECKS", "BetType", "DEFAULT_MULTIPLIERS", "bet_return", "Dealer",
     "Multipliers", "Odds", "Outcome", "Pf1InputError", "RoundResult", "card_label", "card_value",
     "exact_odds", "hand_score", "house_edge", "is_red", "label_symbol", "label_value",

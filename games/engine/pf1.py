@@ -185,26 +185,42 @@ class Dealer:
         r4 = m4 >> 32
         r5 = m5 >> 32
         r6 = m6 >> 32
+        # A branch per step rather than ``c += c >= r``: most are not taken, and cost less so.
         c2 = r2
-        c2 += c2 >= r1
+        if c2 >= r1:
+            c2 += 1
         c3 = r3
-        c3 += c3 >= r2
-        c3 += c3 >= r1
+        if c3 >= r2:
+            c3 += 1
+        if c3 >= r1:
+            c3 += 1
         c4 = r4
-        c4 += c4 >= r3
-        c4 += c4 >= r2
-        c4 += c4 >= r1
+        if c4 >= r3:
+            c4 += 1
+        if c4 >= r2:
+            c4 += 1
+        if c4 >= r1:
+            c4 += 1
         c5 = r5
-        c5 += c5 >= r4
-        c5 += c5 >= r3
-        c5 += c5 >= r2
-        c5 += c5 >= r1
+        if c5 >= r4:
+            c5 += 1
+        if c5 >= r3:
+            c5 += 1
+        if c5 >= r2:
+            c5 += 1
+        if c5 >= r1:
+            c5 += 1
         c6 = r6
-        c6 += c6 >= r5
-        c6 += c6 >= r4
-        c6 += c6 >= r3
-        c6 += c6 >= r2
-        c6 += c6 >= r1
+        if c6 >= r5:
+            c6 += 1
+        if c6 >= r4:
+            c6 += 1
+        if c6 >= r3:
+            c6 += 1
+        if c6 >= r2:
+            c6 += 1
+        if c6 >= r1:
+            c6 += 1
         return play_positions(r1, c2, c3, c4, c5, c6)
 
     def verify(self, nonce: int, decks: int) -> dict:

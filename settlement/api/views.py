@@ -17,7 +17,7 @@ class SettlementQueueView(ApiView):
     @extend_schema(tags=["settlement"], summary="Rounds waiting for settlement and the oldest one's age",
                    responses={200: s.SettlementQueueSerializer, **READ_ERRORS})
     def get(self, request):
-        return Response(s.SettlementQueueSerializer(selectors.settlement_queue()).data)
+        return Response(s.SettlementQueueSerializer(selectors.settlement_queue(using=self.read_db)).data)
 
 
 class SettlementBatchListView(ApiView):
@@ -28,7 +28,7 @@ class SettlementBatchListView(ApiView):
                    responses={200: s.SettlementBatchSerializer(many=True), **ERRORS})
     def get(self, request):
         filters = validated(s.BatchFilterSerializer, request.query_params)
-        return self.paginate(selectors.batch_list(**filters), s.SettlementBatchSerializer)
+        return self.paginate(selectors.batch_list(using=self.read_db, **filters), s.SettlementBatchSerializer)
 
 
 class SettlementSweepView(ApiView):

@@ -4,12 +4,12 @@ import pytest
 from django.test import Client
 
 from games import services as game_services
+from tests.conftest import verified_login
 
 
 def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    """A client signed in as ``user``, password and second factor (tests.conftest.verified_login)."""
+    return verified_login(Client(), user)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from games.models import Bet
 from tests.admin.helpers import admin_url, snapshot
-from tests.conftest import make_user
+from tests.conftest import make_user, verified_login
 from wallet import services
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry
@@ -136,7 +136,7 @@ def test_the_history_is_read_only_and_needs_the_view_permissions(client, as_supp
     viewer.is_staff = True
     viewer.save()
     viewer.user_permissions.add(Permission.objects.get(codename="view_account"))
-    client.force_login(viewer)
+    verified_login(client, viewer)
     assert client.get(admin_url(player, "account_history")).status_code == 403  # no ledger permission
     assert admin_url(player, "account_history").encode() not in client.get(admin_url(player, "change")).content
 

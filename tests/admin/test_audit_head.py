@@ -12,6 +12,7 @@ from audit.models import AuditEvent
 from audit.services import audit_head_sign
 from games import services as game_services
 from tests.admin.helpers import admin_url
+from tests.conftest import verified_login
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +48,7 @@ def test_the_head_json_is_what_audit_verify_checks_against(as_support, game, tmp
 def test_the_head_needs_the_audit_view_permission(client, integration, nobody, game):
     nobody.is_staff = True
     nobody.save()
-    client.force_login(nobody)
+    verified_login(client, nobody)
     assert client.get(HEAD).status_code == 403
 
     client.force_login(integration)

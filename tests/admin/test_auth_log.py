@@ -7,9 +7,10 @@ import io
 import pytest
 from django.test import Client
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apitokens.models import ApiToken
+from apitokens.services import token_create
 from audit.models import AuditEvent, AuthEvent
 from tests.admin.helpers import admin_url
 from tests.api.helpers import API
@@ -27,7 +28,7 @@ def recorded(operator, support):
     for username in ("olivia-operator", "sam-support"):
         Client(REMOTE_ADDR="198.51.100.25").post("/admin/login/", {"username": username, "password": "guess-123"})
     APIClient(REMOTE_ADDR="203.0.113.9").get(f"{API}/games/", HTTP_AUTHORIZATION="Token " + "ab" * 20)
-    return Token.objects.create(user=support).key
+    return token_create(owner=support, actor="system:tests")[1]
 
 
 # The readers' own log-ins (the test client's force_login) are in the log too: left out here.
@@ -85,16 +86,19 @@ def test_the_csv_export_holds_the_filtered_rows_and_no_secret(as_admin, recorded
         assert secret not in everything and secret not in repr(list(AuditEvent.objects.values()))
 
 
-def test_a_token_made_and_deleted_in_the_admin_is_recorded_never_the_token(as_admin, administrator, support):
-    made = as_admin.post(reverse("admin:authtoken_tokenproxy_add"), {"user": support.pk},
+def test_a_token_made_and_revoked_in_the_admin_is_recorded_never_the_token(as_admin, administrator, support):
+    made = as_admin.post(reverse("admin:apitokens_apitoken_add"), {"owner": support.pk, "scopes": ["read"]},
                          REMOTE_ADDR="192.0.2.5", HTTP_USER_AGENT=AGENT)
-    assert made.status_code == 302, made.content
-    key = Token.objects.get(user=support).key
-    deleted = as_admin.post(reverse("admin:authtoken_tokenproxy_delete", args=[support.pk]), {"post": "yes"})
-    assert deleted.status_code == 302 and not Token.objects.filter(user=support).exists()
-    events = AuditEvent.objects.filter(action__in=["auth.token_created", "auth.token_deleted"]).order_by("id")
+    assert made.status_code == 200, made.content
+    token = ApiToken.objects.get(owner=support)
+    [key] = [word for word in made.content.decode().replace("<", " ").replace(">", " ").split()
+             if word.startswith(token.prefix)]
+    revoked = as_admin.post(reverse("admin:apitokens_apitoken_changelist"),
+                            {"action": "revoke", "_selected_action": [token.pk]})
+    assert revoked.status_code == 302 and not ApiToken.objects.get(pk=token.pk).enabled
+    events = AuditEvent.objects.filter(action__in=["auth.token_created", "auth.token_revoked"]).order_by("id")
     assert [(event.action, event.actor_user, event.after["username"]) for event in events] == [
-        ("auth.token_created", administrator, "sam-support"), ("auth.token_deleted", administrator, "sam-support")]
+        ("auth.token_created", administrator, "sam-support"), ("auth.token_revoked", administrator, "sam-support")]
     assert (events[0].source_ip, events[0].after["user_agent"]) == ("192.0.2.5", AGENT)
     everything = repr(list(AuditEvent.objects.values()))
-    assert key not in everything and key[:16] not in everything
+    assert key not in everything and token.prefix not in everything

@@ -109,7 +109,7 @@ def test_chart_data_and_configuration_markers(as_operator, world):
         '<script id="dashboard-data" type="application/json">')
     data = json.loads(content[start:content.index("</script>", start)])
     assert data["days"][0] == "2026-03-01" and len(data["days"]) == 5
-    for key in ("handle", "ggr", "rtp", "theoretical_rtp", "lag_avg_ms"):
+    for key in ("handle", "ggr", "rtp", "theoretical_rtp", "lag_avg_s"):
         assert len(data[key]) == 5
     assert set(data["rtp_by_type"]) == {"PLAYER", "BANKER", "TIE"}
     assert data["outcomes"]["labels"] == ["Player", "Banker", "Tie", "Natural"]

@@ -2,6 +2,7 @@
 
 from games.models import GameInstance
 from tests.admin.helpers import admin_url
+from tests.conftest import verified_login
 
 
 def test_a_refused_action_names_the_permission_and_the_roles_that_have_it(as_support, play):
@@ -26,7 +27,7 @@ def test_django_s_own_pages_name_the_permission_from_the_url(as_support):
 
 def test_a_page_of_the_site_names_its_permission(client, django_user_model):
     user = django_user_model.objects.create_user("staff-only", password="x", is_staff=True)
-    client.force_login(user)
+    verified_login(client, user)
     response = client.get("/admin/dashboard/")
     assert response.status_code == 403
     assert "<code>settlement.view_dashboard</code>" in response.content.decode()

@@ -24,7 +24,7 @@ from games import services as game_services
 from games.exports import BETS_EXPORT, LEDGER_EXPORT, ROUNDS_EXPORT
 from games.models import Bet, Round, SeedPair
 from tests.admin.helpers import admin_url
-from tests.conftest import make_user
+from tests.conftest import make_user, verified_login
 from wallet import services as wallet_services
 from wallet.models import LedgerEntry
 
@@ -355,7 +355,7 @@ def test_staff_roles_may_export_and_no_one_else(client, as_operator, as_admin, a
 
     nobody.is_staff = True
     nobody.save()
-    client.force_login(nobody)
+    verified_login(client, nobody)
     assert client.get(export_url(model)).status_code == 403
 
     client.force_login(integration)
@@ -368,7 +368,7 @@ def test_the_export_needs_the_models_own_view_permission(client, world):
     viewer.is_staff = True
     viewer.save()
     viewer.user_permissions.add(Permission.objects.get(codename="view_round"))
-    client.force_login(viewer)
+    verified_login(client, viewer)
 
     assert client.get(export_url(Round)).status_code == 200
     assert client.get(export_url(Bet)).status_code == 403

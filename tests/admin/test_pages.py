@@ -13,6 +13,7 @@ from games import services as game_services
 from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.models import SettlementBatch
 from tests.admin.helpers import admin_url
+from tests.conftest import log_in_through_pages, verified_login
 from wallet.models import Account, LedgerEntry
 
 pytestmark = pytest.mark.django_db
@@ -207,18 +208,16 @@ def test_an_integration_client_cannot_sign_in_to_the_admin(client, integration):
     assert client.get(reverse("admin:index")).status_code == 302
 
 
-def test_staff_sign_in_with_their_password(client, operator):
-    response = client.post(reverse("admin:login"), {"username": "olivia-operator",
-                                                    "password": "correct-horse-battery", "next": "/admin/"})
+def test_staff_sign_in_with_their_password_and_second_factor(client, operator):
+    log_in_through_pages(client, operator)
 
-    assert response.status_code == 302
     assert client.get(reverse("admin:index")).status_code == 200
 
 
 def test_a_user_in_no_role_sees_nothing(client, nobody):
     nobody.is_staff = True
     nobody.save()
-    client.force_login(nobody)
+    verified_login(client, nobody)
 
     response = client.get(reverse("admin:index"))
 
@@ -239,7 +238,7 @@ def test_every_admin_write_needs_the_csrf_token(operator, world):
     from django.test import Client
 
     client = Client(enforce_csrf_checks=True)
-    client.force_login(operator)
+    verified_login(client, operator)
     game = world["games"][0]
     open_round = Round.objects.filter(status="OPEN").first()
     account = world["accounts"][0]

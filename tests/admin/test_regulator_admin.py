@@ -9,6 +9,7 @@ from audit.models import AuditEvent
 from games.models import Bet, GameInstance, Round
 from settlement.models import SettlementBatch
 from tests.admin.helpers import admin_url, snapshot
+from tests.conftest import log_in_through_pages
 from wallet.models import Account, LedgerEntry
 
 pytestmark = pytest.mark.django_db
@@ -71,9 +72,7 @@ def test_no_bulk_action_is_offered_or_runs(as_regulator, played):
 
 
 def test_the_regulator_signs_in_to_the_admin(client, regulator):
-    response = client.post(reverse("admin:login"), {"username": "rita-regulator",
-                                                    "password": "correct-horse-battery", "next": "/admin/"})
-    assert response.status_code == 302
+    log_in_through_pages(client, regulator)  # the password, then the code
     index = client.get(reverse("admin:index"))
     models = {model["object_name"] for app in index.context["app_list"] for model in app["models"]}
     assert {"GameInstance", "Round", "Bet", "AuditEvent", "Account", "LedgerEntry", "User"} <= models

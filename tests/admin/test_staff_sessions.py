@@ -4,7 +4,7 @@ their password, role or staff status changes."""
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
 from django.db import connection
@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from backoffice import staff_sessions
 from backoffice.roles import Role
+from tests.conftest import verified_login
 
 pytestmark = pytest.mark.django_db
 
@@ -41,10 +42,8 @@ def clock(monkeypatch):
 
 
 def signed_in(username: str) -> Client:
-    client = Client()
-    response = client.post(reverse("admin:login"), {"username": username, "password": PASSWORD, "next": ADMIN_INDEX})
-    assert response.status_code == 302, response.content
-    return client
+    """Through the log-in page, and the second factor (tests.conftest.verified_login)."""
+    return verified_login(Client(), User.objects.get(username=username), password=PASSWORD)
 
 
 def assert_signed_out(client: Client) -> None:
@@ -75,7 +74,7 @@ def test_log_in_gives_a_new_session_key(client, operator):
     key = client.cookies[settings.SESSION_COOKIE_NAME].value
     assert key and key != planted.session_key
     assert not Session.objects.filter(session_key=planted.session_key).exists()
-    assert client.get(ADMIN_INDEX).status_code == 200
+    assert client.get(ADMIN_INDEX)["Location"].startswith(reverse("admin:second_factor"))  # the code comes next
 
 
 def test_the_session_s_cookie_and_row_end_with_its_absolute_lifetime(operator, clock):

@@ -7,6 +7,7 @@ from alerts import services
 from alerts.checks import Finding
 from alerts.models import Alert
 from audit.models import AuditEvent
+from tests.conftest import verified_login
 
 pytestmark = pytest.mark.django_db
 API = "/api/v1"
@@ -49,7 +50,7 @@ def test_support_sees_alerts_but_does_not_handle_them(api_as, support, alert):
 
 def test_open_alerts_are_on_top_of_the_dashboard(operator, alert):
     client = Client()
-    client.force_login(operator)
+    verified_login(client, operator)
     page = client.get("/admin/dashboard/").content.decode()
     assert 'id="open-alerts"' in page and "Bet 1 paid 99,000.00 USD." in page
     assert page.index('id="open-alerts"') < page.index('id="dashboard-filters"')
@@ -57,7 +58,7 @@ def test_open_alerts_are_on_top_of_the_dashboard(operator, alert):
 
 def test_the_admin_acknowledges_and_resolves_with_a_note(operator, alert):
     client = Client()
-    client.force_login(operator)
+    verified_login(client, operator)
     page = client.get(f"/admin/alerts/alert/{alert.pk}/change/").content.decode()
     assert f"/admin/alerts/alert/{alert.pk}/acknowledge/" in page
     assert client.post(f"/admin/alerts/alert/{alert.pk}/acknowledge/", {"note": ""}).status_code == 200  # asks again

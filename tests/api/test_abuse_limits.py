@@ -10,6 +10,7 @@ from backoffice import lockout
 from backoffice.api import throttling
 from backoffice.api.throttling import parse_rate
 from tests.api.helpers import API
+from tests.conftest import verified_login
 
 pytestmark = pytest.mark.django_db
 
@@ -281,7 +282,7 @@ class TestUnlock:
                 log_in(from_address(address))
         assert lockout.is_locked("olivia-operator", "198.51.100.1") and lockout.is_slowed("olivia-operator")
         admin_client = Client()
-        admin_client.force_login(administrator)
+        verified_login(admin_client, administrator)
 
         assert self.unlock(admin_client, operator).status_code == 302
 
@@ -295,6 +296,6 @@ class TestUnlock:
         for _ in range(5):
             log_in(from_address("198.51.100.1"), username="sam-support")
         operator_client = Client()
-        operator_client.force_login(operator)
+        verified_login(operator_client, operator)
         assert self.unlock(operator_client, support).status_code == 403
         assert lockout.is_locked("sam-support", "198.51.100.1")

@@ -9,6 +9,7 @@ from audit import heads
 from audit.models import AuditEvent
 from audit.services import audit_head_sign
 from tests.api.helpers import API
+from tests.conftest import verified_login
 
 pytestmark = pytest.mark.django_db
 
@@ -132,7 +133,7 @@ def test_an_admin_change_records_the_request_id_and_source_ip(operator, game):
     from tests.admin.helpers import admin_url, change_form
 
     client = Client(HTTP_X_REQUEST_ID="admin-req-9", REMOTE_ADDR="192.0.2.44")
-    client.force_login(operator)
+    verified_login(client, operator)
 
     response = client.post(admin_url(game, "change"), change_form(game, tie_multiplier="8.5", reason="weekend"))
 

@@ -10,9 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apitokens.models import ApiToken
+from apitokens.services import token_create, token_revoke, token_rotate
 from audit.models import AuditEvent
 from baccarat_site import receivers
 from tests.api.helpers import API
@@ -136,13 +137,33 @@ class TestApiTokens:
         assert [shown(event)[:2] for event in auth_events()] == [("auth.token_refused", "unknown_token")]
 
     def test_an_inactive_user_s_token_is_recorded_with_the_name(self, support):
-        token = Token.objects.create(user=support)
+        token, key = token_create(owner=support, actor="system:tests")
         support.is_active = False
         support.save()
-        assert self.client(f"Token {token.key}").get(f"{API}/games/").status_code == 401
+        assert self.client(f"Token {key}").get(f"{API}/games/").status_code == 401
         [event] = auth_events("auth.token_refused")
         assert shown(event) == ("auth.token_refused", "inactive_user", "sam-support", ADDRESS, AGENT)
-        assert token.key not in dump() and token.key[:16] not in dump()
+        assert event.after["token_id"] == token.pk
+        assert key not in dump() and key[3:16] not in dump() and token.prefix not in dump()
+
+    @pytest.mark.parametrize(("outcome", "change", "status"), [
+        ("disabled_token", lambda token: token_revoke(token_id=token.pk, actor="system:tests"), 401),
+        ("expired_token", lambda token: ApiToken.objects.filter(pk=token.pk).update(
+            expires_at=timezone.now() - timedelta(seconds=1)), 401),
+        ("wrong_address", lambda token: ApiToken.objects.filter(pk=token.pk).update(
+            allowed_ips=["2001:db8::/32", "198.51.100.0/30"]), 401),
+        ("wrong_scope", lambda token: ApiToken.objects.filter(pk=token.pk).update(scopes=["bets"]), 403),
+    ])
+    def test_each_refusal_of_a_known_token_is_recorded_with_its_owner_and_id(self, operator, outcome, change, status):
+        token, key = token_create(owner=operator, actor="system:tests", scopes=["write"],
+                                  allowed_ips=["198.51.100.0/24"])
+        assert self.client(f"Token {key}").get(f"{API}/games/").status_code == 200
+        change(token)
+        assert self.client(f"Token {key}").get(f"{API}/games/").status_code == status
+        [event] = auth_events("auth.token_refused")
+        assert shown(event) == ("auth.token_refused", outcome, "olivia-operator", ADDRESS, AGENT)
+        assert event.after["token_id"] == token.pk
+        assert key not in dump() and key[3:16] not in dump() and token.prefix not in dump()
 
     def test_a_malformed_header_is_recorded(self):
         assert self.client("Token two words").get(f"{API}/games/").status_code == 401
@@ -155,14 +176,20 @@ class TestApiTokens:
         events = auth_events("auth.token_refused")
         assert len(events) == 3 and "not_recorded" in events[-1].after
 
-    def test_tokens_made_and_deleted_are_recorded_never_the_token(self, support):
-        token = Token.objects.create(user=support)
-        key = token.key
-        token.delete()
-        assert [shown(event)[:3] for event in auth_events()] == [
+    def test_tokens_made_rotated_revoked_and_deleted_are_recorded_never_the_token(self, support):
+        token, key = token_create(owner=support, actor="system:tests")
+        rotated, new_key = token_rotate(token_id=token.pk, actor="system:tests")
+        token_revoke(token_id=rotated.pk, actor="system:tests")
+        ApiToken.objects.get(pk=token.pk).delete()
+        events = auth_events()
+        assert [shown(event)[:3] for event in events] == [
             ("auth.token_created", "token_created", "sam-support"),
+            ("auth.token_rotated", "token_rotated", "sam-support"),
+            ("auth.token_revoked", "token_revoked", "sam-support"),
             ("auth.token_deleted", "token_deleted", "sam-support")]
-        assert key not in dump() and key[:16] not in dump()
+        assert (events[1].after["token_id"], events[1].after["rotated_token_id"]) == (rotated.pk, token.pk)
+        for secret, row in ((key, token), (new_key, rotated)):
+            assert secret not in dump() and secret[3:16] not in dump() and row.prefix not in dump()
 
     def test_create_staff_user_s_token_is_recorded_never_the_token(self):
         out = StringIO()
@@ -171,13 +198,17 @@ class TestApiTokens:
         key = out.getvalue().splitlines()[-1]
         [event] = auth_events("auth.token_created")
         assert (event.actor, event.after["username"]) == ("system:create_staff_user", "tess-table")
-        assert key not in dump() and key[:16] not in dump() and "Pass-word-9" not in dump()
+        assert key not in dump() and key[3:16] not in dump() and "Pass-word-9" not in dump()
 
-    def test_a_token_replaced_through_drf_create_token_is_recorded_twice(self, support):
-        Token.objects.create(user=support)
-        call_command("drf_create_token", "-r", "sam-support", stdout=StringIO())
-        assert [event.action for event in auth_events()] == [
-            "auth.token_created", "auth.token_deleted", "auth.token_created"]
+    def test_the_api_token_command_records_what_it_does(self, support):
+        out = StringIO()
+        call_command("api_token", "create", "sam-support", stdout=out)
+        key = out.getvalue().splitlines()[-1]
+        token = ApiToken.objects.get(owner=support)
+        call_command("api_token", "revoke", str(token.pk), stdout=StringIO())
+        assert [(event.action, event.actor) for event in auth_events()] == [
+            ("auth.token_created", "system:api_token"), ("auth.token_revoked", "system:api_token")]
+        assert key not in dump() and token.prefix not in dump()
 
 
 class TestAuthEventsApi:

@@ -6,10 +6,11 @@ import pytest
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group, Permission, User
 from django.db import connection
+from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 
-from backoffice.api.authentication import TokenAuthentication
+from apitokens.authentication import TokenAuthentication
+from apitokens.services import token_create
 from backoffice.roles import Role
 from tests.api.helpers import API
 from tests.conftest import make_user
@@ -17,14 +18,25 @@ from tests.conftest import make_user
 pytestmark = pytest.mark.django_db
 
 
+def authenticator() -> TokenAuthentication:
+    authentication = TokenAuthentication()
+    authentication.request = RequestFactory().get("/")
+    return authentication
+
+
+def authenticated_by(user):
+    return authenticator().authenticate_credentials(token_create(owner=user, actor="system:tests")[1])
+
+
 def test_a_request_reads_the_token_user_and_permissions_in_one_statement(as_support):
     with CaptureQueriesContext(connection) as queries:
         response = as_support.get(API + "/games/")
     assert response.status_code == 200, response.content
     statements = [query["sql"] for query in queries.captured_queries]
-    assert all(table in statements[0] for table in ("authtoken_token", "auth_user", "auth_permission")), statements
-    assert not any(table in statement for statement in statements[1:]
-                   for table in ("authtoken_token", "auth_permission")), statements
+    assert all(table in statements[0] for table in ("apitokens_apitoken", "auth_user", "auth_permission")), statements
+    # After it, only the token's last use (once a minute): no other read of the token or permissions.
+    assert not any(table in statement for statement in statements[1:] if not statement.startswith("UPDATE")
+                   for table in ("apitokens_apitoken", "auth_permission")), statements
 
 
 def test_a_role_taken_away_holds_from_the_next_request(api_as, support):
@@ -71,14 +83,14 @@ def test_the_permissions_read_are_those_django_would_read(role):
         user.is_superuser = True
         user.save()
     user.user_permissions.add(Permission.objects.get(content_type__app_label="auth", codename="view_user"))
-    authenticated, _ = TokenAuthentication().authenticate_credentials(Token.objects.create(user=user).key)
+    authenticated, _ = authenticated_by(user)
     assert authenticated._perm_cache == ModelBackend().get_all_permissions(User.objects.get(pk=user.pk))
     assert "auth.view_user" in authenticated._perm_cache
 
 
 def test_a_user_without_permissions_holds_none(api_as):
     user = make_user("nobody", None)
-    authenticated, _ = TokenAuthentication().authenticate_credentials(Token.objects.create(user=user).key)
+    authenticated, _ = authenticated_by(user)
     assert authenticated._perm_cache == set()
     assert api_as(user).get(API + "/games/").status_code == 403
 
@@ -86,10 +98,10 @@ def test_a_user_without_permissions_holds_none(api_as):
 def test_the_user_is_read_with_what_a_request_needs_and_the_rest_on_first_use(support):
     support.email, support.first_name = "sam@example.com", "Sam"
     support.save()
-    key = Token.objects.create(user=support).key
-    user, token = TokenAuthentication().authenticate_credentials(key)
+    made, key = token_create(owner=support, actor="system:tests")
+    user, token = authenticator().authenticate_credentials(key)
     assert (user.pk, user.username, user.is_active, user.is_staff, user.is_superuser) == (
         support.pk, support.username, True, support.is_staff, False)
     assert {"password", "email", "first_name", "last_login", "date_joined"} <= user.get_deferred_fields()
-    assert (token.key, token.user) == (key, user)
+    assert (token.pk, token.owner) == (made.pk, user)
     assert (user.email, user.first_name) == ("sam@example.com", "Sam")  # loaded when asked for

@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from backoffice.roles import ROLE_PERMISSIONS, Role
 from games import services
 from tests.api.helpers import API, Snapshot
-from tests.conftest import api_client_for
+from tests.conftest import api_client_for, verified_login
 
 pytestmark = pytest.mark.django_db
 
@@ -177,12 +177,12 @@ def test_the_matrix_above_follows_the_role_table():
 class TestSessionAuthentication:
     def test_a_logged_in_staff_user_reads_with_the_session(self, world, support):
         client = APIClient()
-        client.force_login(support)
+        verified_login(client, support)
         assert client.get(f"{API}/games/").status_code == 200
 
     def test_unsafe_methods_need_the_csrf_token(self, world, operator):
         client = APIClient(enforce_csrf_checks=True)
-        client.force_login(operator)
+        verified_login(client, operator)
         before = Snapshot.take()
         response = client.post(f"{API}/accounts/", {"external_id": "csrf-less"})
         assert response.status_code == 403

@@ -7,9 +7,11 @@ import json
 import pytest
 from django.db import transaction
 from django.test import RequestFactory
-from rest_framework.authtoken.models import Token
 from rest_framework.views import APIView
 
+from apitokens.models import ApiToken
+from apitokens.services import token_revoke
+from audit.models import AuthEvent
 from backoffice.api import plain, throttling
 from games import services
 from tests.api.helpers import API, Snapshot
@@ -128,12 +130,28 @@ class TestTheSameAnswerAsDrf:
 
     def test_an_inactive_user_and_a_deleted_token(self, as_integration, integration, open_round, player,
                                                   monkeypatch):
-        key = Token.objects.get(user=integration).key
         integration.is_active = False
         integration.save()
         self._compare(monkeypatch, lambda: post(as_integration, open_round.pk, BODY), status=401)
-        Token.objects.filter(key=key).delete()
+        ApiToken.objects.filter(pk=as_integration.api_token.pk).delete()
         self._compare(monkeypatch, lambda: post(as_integration, open_round.pk, BODY), status=401)
+
+    def test_a_revoked_an_expired_and_a_misplaced_token(self, as_integration, open_round, player, monkeypatch):
+        token = as_integration.api_token
+        ApiToken.objects.filter(pk=token.pk).update(allowed_ips=["192.0.2.0/24"])
+        self._compare(monkeypatch, lambda: post(as_integration, open_round.pk, BODY), status=401)
+        ApiToken.objects.filter(pk=token.pk).update(allowed_ips=[], expires_at="2001-01-01T00:00:00Z")
+        self._compare(monkeypatch, lambda: post(as_integration, open_round.pk, BODY), status=401)
+        token_revoke(token_id=token.pk, actor="system:tests")
+        self._compare(monkeypatch, lambda: post(as_integration, open_round.pk, BODY), status=401)
+
+    def test_a_token_beyond_its_scopes_is_refused_and_logged_once(self, api_as, integration, open_round, player,
+                                                                  monkeypatch):
+        reader = api_as(integration, scopes=["read"])
+        self._compare(monkeypatch, lambda: post(reader, open_round.pk, BODY), status=403)
+        assert post(reader, open_round.pk, BODY).status_code == 403  # tried the short way, then DRF's
+        events = AuthEvent.objects.filter(after__outcome="wrong_scope")
+        assert events.count() == 1 and events.get().after["token_id"] == reader.api_token.pk
 
     def test_over_the_throttle(self, as_integration, open_round, player, monkeypatch, settings):
         """The short way counts the request once, and refuses the one over the rate as DRF does."""

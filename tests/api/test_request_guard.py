@@ -16,6 +16,7 @@ from django.test import Client
 from baccarat_site.wsgi import application
 from backoffice.middleware import declared_charset
 from tests.api.helpers import API
+from tests.conftest import verified_login
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +39,7 @@ def assert_page(response, status: int):
 @pytest.fixture
 def staff_client(operator):
     client = Client()
-    client.force_login(operator)
+    verified_login(client, operator)
     return client
 
 

@@ -9,8 +9,9 @@ from django.contrib.auth.models import Group, Permission, User
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 
+from apitokens.models import ApiToken
+from apitokens.services import token_create, token_revoke
 from backoffice.api.token_rows import CHANNEL, notices_kept_by
 from backoffice.roles import Role
 from tests.api.helpers import API
@@ -24,7 +25,7 @@ def request(client) -> tuple[int, int, int]:
     with CaptureQueriesContext(connection) as queries:
         response = client.get(API + "/games/")
     statements = [query["sql"] for query in queries.captured_queries]
-    return (response.status_code, sum("authtoken_token" in sql for sql in statements),
+    return (response.status_code, sum(sql.startswith("SELECT") and "apitokens_apitoken" in sql for sql in statements),
             sum(sql.startswith("LISTEN") for sql in statements))
 
 
@@ -51,12 +52,19 @@ def test_a_token_is_read_once_per_connection_and_listened_for_first(postgres, ap
 
 
 def _token_deleted(user):
-    Token.objects.filter(user=user).delete()
+    ApiToken.objects.filter(owner=user).delete()
 
 
-def _token_replaced(user):
-    Token.objects.filter(user=user).delete()
-    Token.objects.create(user=user)
+def _token_revoked(user):
+    token_revoke(token_id=ApiToken.objects.get(owner=user).pk, actor="system:tests")
+
+
+def _token_expired(user):
+    ApiToken.objects.filter(owner=user).update(expires_at="2000-01-01T00:00:00Z")
+
+
+def _token_narrowed(user):
+    ApiToken.objects.filter(owner=user).update(allowed_ips=["192.0.2.0/24"])
 
 
 def _deactivated(user):
@@ -74,7 +82,8 @@ def _permission_taken_from_the_role(user):
 
 @pytest.mark.services
 @pytest.mark.parametrize(("change", "status"), [
-    (_token_deleted, 401), (_token_replaced, 401), (_deactivated, 401), (_role_taken_away, 403),
+    (_token_deleted, 401), (_token_revoked, 401), (_token_expired, 401), (_token_narrowed, 401),
+    (_deactivated, 401), (_role_taken_away, 403),
     (_permission_taken_from_the_role, 403),
 ])
 def test_a_change_holds_from_the_next_request(postgres, api_as, change, status):
@@ -115,7 +124,8 @@ def _listening(wrapper):
 
 @pytest.mark.services
 @pytest.mark.parametrize(("table", "change"), [
-    ("authtoken_token", lambda user: Token.objects.create(user=user)),
+    ("apitokens_apitoken", lambda user: token_create(owner=user, actor="system:tests")),
+    ("apitokens_apitoken", lambda user: ApiToken.objects.filter(owner=user).update(enabled=False)),
     ("auth_user", lambda user: User.objects.filter(pk=user.pk).update(last_name="Changed")),
     ("auth_user_groups", lambda user: user.groups.clear()),
     ("auth_user_user_permissions", lambda user: user.user_permissions.add(Permission.objects.first())),
@@ -162,3 +172,13 @@ def test_a_connection_closed_after_each_request_keeps_nothing(postgres, api_as, 
                                                ("3.10.0.dev1", True), ("4.0.0", True), ("unknown", False)])
 def test_only_a_psycopg_that_keeps_notices_arriving_during_a_query_is_trusted(version, kept):
     assert notices_kept_by(version) is kept
+
+
+@pytest.mark.services
+def test_a_tokens_last_use_is_written_without_a_notice(postgres, second_connection, api_as):
+    """last_used_at changes once a minute per token: no kept row is dropped for it."""
+    client = api_as(make_user("reader", Role.SUPPORT))
+    _listening(second_connection)
+    assert request(client)[0] == 200
+    assert ApiToken.objects.get(pk=client.api_token.pk).last_used_at is not None
+    assert list(second_connection.connection.notifies(timeout=1)) == []

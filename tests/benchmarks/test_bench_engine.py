@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from games.engine import exact_odds
+from games.engine import bet_odds, exact_odds
 
 
 def bench(*args) -> str:
@@ -19,7 +19,7 @@ def bench(*args) -> str:
 def test_prints_engine_floor_ratio_and_odds_figures():
     output = bench("--rounds", "300", "--repeats", "1")
     figures = {}
-    for name in ("engine", "floor", "ratio", "odds"):
+    for name in ("engine", "play", "floor", "ratio", "odds", "bets"):
         match = re.search(rf"^{name}:\s+([\d,.]+)", output, re.MULTILINE)
         assert match, f"no {name} line in:\n{output}"
         figures[name] = float(match.group(1).replace(",", ""))
@@ -34,6 +34,10 @@ def test_json_figures_are_consistent():
     assert figures["engine_rounds_per_second"] > 0 and figures["floor_blocks_per_second"] > 0
     assert figures["engine_to_floor"] == pytest.approx(
         figures["engine_rounds_per_second"] / figures["floor_blocks_per_second"])
+    assert figures["play_to_floor"] == pytest.approx(
+        figures["play_rounds_per_second"] / figures["floor_blocks_per_second"])
+    assert sorted(figures["bet_odds_ms"], key=int) == [str(d) for d in range(1, 9)]
+    assert figures["bet_odds_max_ms"] == max(figures["bet_odds_ms"].values())
     assert sorted(figures["odds_ms"], key=int) == [str(d) for d in range(1, 9)]
     assert figures["odds_max_ms"] == max(figures["odds_ms"].values())
 
@@ -41,6 +45,7 @@ def test_json_figures_are_consistent():
 def test_leaves_exact_odds_working_after_clearing_its_cache():
     bench("--rounds", "10", "--repeats", "1")
     assert float(exact_odds(8).banker) == pytest.approx(0.458597, abs=5e-7)
+    assert bet_odds(8)["DRAGON_BONUS_PLAYER"].counts["WIN_BY_9"] == 18_409_431_764_992
 
 
 @pytest.mark.parametrize(("args", "field"), [

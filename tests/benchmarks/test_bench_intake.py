@@ -94,6 +94,11 @@ def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
     assert re.search(r"^  single / floor turn by turn: [\d.]+ [\d.]+ [\d.]+ \(spread [\d.]+ to [\d.]+\)$", output,
                      re.M), output
     assert "a round with 1,000 bets: deal request" in output
+    # The metrics' cost: the same single bets on a second gunicorn with the metrics off, in the same run.
+    assert re.search(r"^single bets, the same, metrics off\s+[\d.]+\s+[\d.]+\s", output, re.M), output
+    assert re.search(r"^\s+metrics' cost on single bets \(%\)\s+-?[\d.]+\s+target < 3\s+(met|MISSED)$", output,
+                     re.M), output
+    assert re.search(r"^  the metrics cost a single bet [-+][\d.]+ ms of gunicorn's CPU", output, re.M), output
     # The CPU split: gunicorn served the bets, PostgreSQL wrote them.
     single = re.search(r"^  single bets over 10 rounds\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\d+ %$",
                        output, re.M)

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from games import services as game_services
-from tests.conftest import service_missing
+from tests.conftest import service_missing, totp_code, totp_device
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -122,13 +122,17 @@ def shot(request, page):
 
 @pytest.fixture
 def sign_in(live_server):
-    """sign_in(page, user) signs in through the admin's login form, as a person would."""
+    """sign_in(page, user) signs in through the admin's login form and then its second factor's, with
+    the code the person's authenticator app shows (computed from their TOTP device's secret)."""
 
     def run(page: Page, user, next_path: str = "/admin/"):
+        device = totp_device(user)
         page.goto(f"{live_server.url}/admin/login/?next={next_path}")
         page.get_by_label("Username").fill(user.get_username())
         page.get_by_label("Password").fill(PASSWORD)
         page.get_by_role("button", name="Log in").click()
+        page.get_by_label("Code").fill(totp_code(device))
+        page.get_by_role("button", name="Verify").click()
         expect(page.locator("#user-tools")).to_contain_text(user.get_username())
 
     return run

@@ -112,7 +112,7 @@ def account_locked(account_id: int):
 # --- Worker processes -----------------------------------------------------------------------------
 
 class Worker:
-    def __init__(self, index: int, log_dir: Path, broker_url: str, env: dict):
+    def __init__(self, index: int, log_dir: Path, broker_url: str, env: dict, queues: tuple = ()):
         self.name = f"w{index}"
         self.application_name = f"{APPLICATION_PREFIX}{self.name}"
         self.log_path = log_dir / f"{self.name}.log"
@@ -128,7 +128,8 @@ class Worker:
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - the worker writes to it until stop() closes it
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "baccarat_site", "worker", "--loglevel=INFO",
-             "-n", f"{self.name}@%h", "--without-mingle", "--without-gossip", "--concurrency=1"],
+             "-n", f"{self.name}@%h", "--without-mingle", "--without-gossip", "--concurrency=1",
+             *(["-Q", ",".join(queues)] if queues else [])],  # without -Q: every queue
             cwd=PROJECT_DIR, env=environment, stdout=self._log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )
@@ -172,8 +173,8 @@ class Workers:
         self.broker_url = broker_url
         self.all: list[Worker] = []
 
-    def start(self, count: int = 1, *, wait: bool = True, **env) -> list[Worker]:
-        started = [Worker(len(self.all) + i + 1, self.log_dir, self.broker_url, env) for i in range(count)]
+    def start(self, count: int = 1, *, wait: bool = True, queues: tuple = (), **env) -> list[Worker]:
+        started = [Worker(len(self.all) + i + 1, self.log_dir, self.broker_url, env, queues) for i in range(count)]
         self.all.extend(started)
         if wait:
             for worker in started:
@@ -231,7 +232,7 @@ def reset_broker_pools(app) -> None:
     app._pool = None
 
 
-def queue_length(redis_client, queue: str = "celery") -> int:
+def queue_length(redis_client, queue: str = "settlement") -> int:
     return redis_client.llen(queue)
 
 

@@ -111,6 +111,17 @@ print(json.dumps({
 }))
 """
 
+# Run by the current checkout: each token of the previous release ($UPGRADE_TEST_TOKENS, a JSON list)
+# sent on an API read; prints the statuses in order.
+TOKENS_READ = """
+import json, os
+from django.test import Client
+print(json.dumps([Client().get("/api/v1/games/", HTTP_AUTHORIZATION=f"Token {key}").status_code
+                  for key in json.loads(os.environ["UPGRADE_TEST_TOKENS"])]))
+"""
+# The pepper the upgrade digests the old tokens with, and one that replaces it later.
+PEPPER, NEXT_PEPPER = "upgrade-test-pepper-of-the-release", "upgrade-test-pepper-after-rotation"
+
 WHERE_FROM = """
 import json, baccarat_site, games, settlement
 from django.apps import apps
@@ -167,6 +178,7 @@ def command_env(database_url: str, tree: Path) -> dict:
     env = {key: value for key, value in os.environ.items()
            if key not in {"CELERY_BROKER_URL", "DATABASE_URL", "PYTHONPATH", "DJANGO_SETTINGS_MODULE"}}
     env.update(DATABASE_URL=database_url, DEBUG="1", SECRET_KEY="upgrade-test-secret-key", PYTHONPATH=str(tree),
+               API_TOKEN_PEPPERS=PEPPER,
                PYTHONDONTWRITEBYTECODE="1", LOG_LEVEL="WARNING", RUN_TREE_FORBIDDEN_ROOT=str(REPO_ROOT))
     return env
 
@@ -186,10 +198,10 @@ def old_manage(tree: Path, database_url: str, *args: str, check: bool = True) ->
                check=check)
 
 
-def new_manage(database_url: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """The current checkout's manage.py."""
-    return run([sys.executable, "manage.py", *args], cwd=REPO_ROOT, env=command_env(database_url, REPO_ROOT),
-               check=check)
+def new_manage(database_url: str, *args: str, check: bool = True, **env) -> subprocess.CompletedProcess:
+    """The current checkout's manage.py (``env``: more of its environment)."""
+    return run([sys.executable, "manage.py", *args], cwd=REPO_ROOT,
+               env={**command_env(database_url, REPO_ROOT), **env}, check=check)
 
 
 def last_json(output: str) -> dict:
@@ -223,6 +235,7 @@ def test_upgrade_from_previous_release_keeps_every_row(previous_release, upgrade
     assert not smoke_before["mismatches"], smoke_before
     with snapshot.connect(url) as conn:
         applied_before = set(conn.execute("SELECT app, name FROM django_migrations").fetchall())
+        old_tokens = [key for (key,) in conn.execute("SELECT key FROM authtoken_token ORDER BY key").fetchall()]
     for migration in sorted(tree.glob("*/migrations/0*.py")):
         assert (migration.parent.parent.name, migration.stem) in applied_before, f"{migration} not applied"
 
@@ -242,6 +255,8 @@ def test_upgrade_from_previous_release_keeps_every_row(previous_release, upgrade
     problems = snapshot.compare(before, after)
     assert not problems, "the upgrade lost or changed data:\n  " + "\n  ".join(problems)
 
+    old_tokens_still_work(url, old_tokens)
+
     # Against the heads the previous release published too (its head sink, as a deployment keeps it).
     sink = os.environ.get("AUDIT_HEAD_SINK_DIR") or str(tree / "audit-heads")
     new_manage(url, "audit_verify", "--heads", sink)
@@ -254,3 +269,23 @@ def test_upgrade_from_previous_release_keeps_every_row(previous_release, upgrade
     print(f"models (app.table) before: {smoke_before['apps']}; after: {smoke_after['apps']}")
     for key in ("bets", "audit_events", "balances"):
         assert smoke_after[key] == smoke_before[key], f"{key}: {smoke_before[key]} before, {smoke_after[key]} after"
+
+
+def old_tokens_still_work(url: str, keys: list) -> None:
+    """The previous release's clear-text tokens: kept as digests under the pepper of the upgrade's
+    environment, none of them in clear anywhere, each still reading the API, also once that pepper
+    has become the earlier of two (apitokens 0002, apitokens.digests)."""
+    assert keys, "the previous release's demo made no API token"
+    with snapshot.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('authtoken_token')").fetchone()[0] is None
+        assert conn.execute("SELECT count(*) FROM apitokens_apitoken").fetchone()[0] == len(keys)
+        for table in snapshot.tables(conn.cursor()):
+            found = conn.execute(sql.SQL("SELECT count(*) FROM {} t WHERE t::text LIKE ANY(%s)").format(
+                sql.Identifier(table)), [[f"%{key}%" for key in keys]]).fetchone()[0]
+            assert found == 0, f"{table} holds a previous release's token in clear"
+    tokens = json.dumps(keys)
+    fresh = new_manage(url, "shell", "-c", TOKENS_READ, UPGRADE_TEST_TOKENS=tokens)
+    assert last_json(fresh.stdout) == [200] * len(keys)
+    rotated = new_manage(url, "shell", "-c", TOKENS_READ, UPGRADE_TEST_TOKENS=tokens,
+                         API_TOKEN_PEPPERS=f"{NEXT_PEPPER},{PEPPER}")
+    assert last_json(rotated.stdout) == [200] * len(keys)

@@ -11,6 +11,7 @@ from alerts import services as alert_services
 from alerts.checks import Finding
 from games import services as game_services
 from settlement import services as settlement_services
+from tests.conftest import verified_login
 from tests.webhooks.receiver import verifies
 from webhooks import services
 from webhooks.models import Delivery, DeliveryAttempt, Event
@@ -104,7 +105,7 @@ def test_given_up_after_the_attempts_then_redelivered_from_the_admin(receiver, e
     from django.test import Client
 
     client = Client()
-    client.force_login(operator)
+    verified_login(client, operator)
     with django_capture_on_commit_callbacks(execute=True):
         client.post("/admin/webhooks/delivery/", {"action": "redeliver", "_selected_action": [delivery.pk]})
     delivery.refresh_from_db()

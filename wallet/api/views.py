@@ -5,8 +5,10 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from backoffice.api.pagination import ExternalIdCursorPagination
+from backoffice.api.permissions import RolePermission
 from backoffice.api.views import ERRORS, HELD, NOT_FOUND, READ_ERRORS, ApiView, get_or_404, held_response, validated
 from backoffice.approval_gate import Held, submit
+from backoffice.step_up import FreshSecondFactor
 from wallet import selectors, services
 from wallet.api import serializers as s
 
@@ -18,7 +20,7 @@ class AccountListView(ApiView):
     @extend_schema(tags=["accounts"], summary="Accounts, by external id",
                    responses={200: s.AccountSerializer(many=True), **READ_ERRORS})
     def get(self, request):
-        return self.paginate(selectors.account_list(), s.AccountSerializer)
+        return self.paginate(selectors.account_list(using=self.read_db), s.AccountSerializer)
 
     @extend_schema(tags=["accounts"], summary="Open an account", request=s.AccountCreateSerializer,
                    responses={201: s.AccountSerializer, **ERRORS})
@@ -34,7 +36,8 @@ class AccountDetailView(ApiView):
     @extend_schema(tags=["accounts"], summary="An account and its balance",
                    responses={200: s.AccountSerializer, **READ_ERRORS, **NOT_FOUND})
     def get(self, request, external_id):
-        return Response(s.AccountSerializer(get_or_404(selectors.account_get, external_id=external_id)).data)
+        account = get_or_404(selectors.account_get, using=self.read_db, external_id=external_id)
+        return Response(s.AccountSerializer(account).data)
 
 
 class AccountLedgerView(ApiView):
@@ -43,12 +46,13 @@ class AccountLedgerView(ApiView):
     @extend_schema(tags=["accounts"], summary="The account's ledger, newest first",
                    responses={200: s.LedgerEntrySerializer(many=True), **READ_ERRORS, **NOT_FOUND})
     def get(self, request, external_id):
-        account = get_or_404(selectors.account_get, external_id=external_id)
-        return self.paginate(selectors.account_ledger(account=account), s.LedgerEntrySerializer)
+        account = get_or_404(selectors.account_get, using=self.read_db, external_id=external_id)
+        return self.paginate(selectors.account_ledger(using=self.read_db, account=account), s.LedgerEntrySerializer)
 
 
 class AccountAdjustView(ApiView):
     required_permissions = {"POST": "wallet.adjust_account"}
+    permission_classes = [RolePermission, FreshSecondFactor]
 
     @extend_schema(tags=["accounts"], summary="Credit or debit an account by hand, with a reason",
                    request=s.AccountAdjustSerializer,

@@ -12,8 +12,8 @@ from webhooks.api import serializers as s
 from webhooks.models import Delivery, Endpoint
 
 
-def own_endpoint(request, endpoint_id) -> Endpoint:
-    endpoint = Endpoint.objects.filter(pk=endpoint_id, owner=request.user).first()
+def own_endpoint(request, endpoint_id, using: str = "default") -> Endpoint:
+    endpoint = Endpoint.objects.using(using).filter(pk=endpoint_id, owner=request.user).first()
     if endpoint is None:
         raise Http404
     return endpoint
@@ -25,7 +25,7 @@ class EndpointListView(ApiView):
     @extend_schema(tags=["webhooks"], summary="Your webhook endpoints",
                    responses={200: s.EndpointSerializer(many=True), **READ_ERRORS})
     def get(self, request):
-        return self.paginate(Endpoint.objects.filter(owner=request.user), s.EndpointSerializer)
+        return self.paginate(Endpoint.objects.using(self.read_db).filter(owner=request.user), s.EndpointSerializer)
 
     @extend_schema(tags=["webhooks"], summary="Register an endpoint for events (the answer holds its secret, once)",
                    request=s.EndpointInputSerializer, responses={201: s.EndpointCreatedSerializer, **ERRORS})
@@ -44,7 +44,7 @@ class EndpointDetailView(ApiView):
     @extend_schema(tags=["webhooks"], summary="An endpoint", responses={200: s.EndpointSerializer, **READ_ERRORS,
                                                                           **NOT_FOUND})
     def get(self, request, endpoint_id):
-        return Response(s.EndpointSerializer(own_endpoint(request, endpoint_id)).data)
+        return Response(s.EndpointSerializer(own_endpoint(request, endpoint_id, self.read_db)).data)
 
     @extend_schema(tags=["webhooks"], summary="Change an endpoint's URL, events or activity",
                    request=s.EndpointInputSerializer, responses={200: s.EndpointSerializer, **ERRORS, **NOT_FOUND})
@@ -71,5 +71,6 @@ class EndpointDeliveriesView(ApiView):
     @extend_schema(tags=["webhooks"], summary="The endpoint's deliveries, newest first",
                    responses={200: s.DeliverySerializer(many=True), **READ_ERRORS, **NOT_FOUND})
     def get(self, request, endpoint_id):
-        endpoint = own_endpoint(request, endpoint_id)
-        return self.paginate(Delivery.objects.filter(endpoint=endpoint).select_related("event"), s.DeliverySerializer)
+        endpoint = own_endpoint(request, endpoint_id, self.read_db)
+        deliveries = Delivery.objects.using(self.read_db).filter(endpoint=endpoint).select_related("event")
+        return self.paginate(deliveries, s.DeliverySerializer)

@@ -4,9 +4,12 @@
         python manage.py bench_intake [--clients 16] [--seconds 15] [--slices 3] [--workers 4] [--bulk-size 100]
                                       [--accounts 1000] [--rounds 150] [--lag-seconds 60]
                                       [--broker redis://127.0.0.1:6379/12] [--cache redis://127.0.0.1:6379/11]
+                                      [--prefill 20000000]
 
 1. Drops and re-creates the configured database (its name must end in "bench"), migrates it, and
-   fills it: an integration client with its token, one game, funded accounts, open rounds.
+   fills it: an integration client with its token, one game, funded accounts, open rounds; with
+   ``--prefill N``, N settled bets of the past and their ledger entries first (benchmarks.intake.prefill),
+   so that intake is measured against tables that already hold tens of millions of rows.
 2. The SQL floor: pgbench runs a bet's durable writes (balance, bet, ledger entry) as one
    transaction per bet at the same concurrency.
 3. Starts gunicorn as in production (DEBUG off, persistent connections, the throttle's windows in
@@ -57,6 +60,9 @@ class Command(BaseCommand):
         parser.add_argument("--cache", default="redis://127.0.0.1:6379/11",
                             help="the Redis cache of the bench's gunicorn, as CACHE_URL in production "
                                  "(default redis://127.0.0.1:6379/11)")
+        parser.add_argument("--prefill", type=int, default=0, metavar="BETS",
+                            help="settled bets of the past (and their ledger entries) written before the phases, "
+                                 "e.g. 20000000 (default 0)")
 
     def handle(self, *args, **options):
         name = connection.settings_dict["NAME"] or ""
@@ -64,14 +70,15 @@ class Command(BaseCommand):
             raise CommandError(f"bench_intake drops and re-creates the database it runs on, and {name!r} does not "
                                f"end in 'bench'. Use a database of its own, e.g. {EXAMPLE_URL}.")
         if (not 1 <= options["bulk_size"] <= 1000 or options["clients"] < 1 or options["seconds"] <= 0
-                or options["slices"] < 1):
-            raise CommandError("--bulk-size must be 1 to 1000, --clients and --slices at least 1, --seconds positive")
+                or options["slices"] < 1 or options["prefill"] < 0):
+            raise CommandError("--bulk-size must be 1 to 1000, --clients and --slices at least 1, --seconds positive, "
+                               "--prefill not negative")
         # A SIGTERM ends the command through its finally blocks, so the processes it started stop too.
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
         plan = Plan(clients=options["clients"], seconds=options["seconds"], workers=options["workers"],
                     bulk_size=options["bulk_size"], accounts=options["accounts"], rounds=options["rounds"],
                     lag_seconds=options["lag_seconds"], broker=options["broker"],
-                    cache=options["cache"], slices=options["slices"])
+                    cache=options["cache"], slices=options["slices"], prefill=options["prefill"])
         # Two runs at once would share the database, the Redis databases and the machine's cores, and
         # measure each other: a second run waits for the first.
         with open(Path(tempfile.gettempdir()) / "baccarat-bench-intake.lock", "w") as lock:

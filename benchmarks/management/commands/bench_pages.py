@@ -17,7 +17,8 @@
    every admin list page (and the filters and searches operators use on the big lists), round
    pages, the dashboard (default, whole period, one game) and every GET endpoint of the API,
    round-robin, ``--requests`` times each after two warm-up requests, and prints p50 and p95 of the
-   whole request per page. Target: p95 under 200 ms for every page.
+   whole request per page. Target: p95 under 200 ms for every page. Every page must answer 200:
+   the command fails otherwise (tests/benchmarks/test_bench_pages_serves.py runs it small).
 
 The code is in benchmarks.pages.
 """
@@ -53,5 +54,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
         size = DataSize(bets=options["bets"], rounds=options["rounds"], games=options["games"],
                         accounts=options["accounts"], days=options["days"])
-        run(size, requests=options["requests"], workers=options["workers"], reuse=options["reuse"],
-            drop=options["drop"], say=self.stderr.write, write=self.stdout.write)
+        failed = run(size, requests=options["requests"], workers=options["workers"], reuse=options["reuse"],
+                     drop=options["drop"], say=self.stderr.write, write=self.stdout.write)
+        if failed:  # a page that errs is a broken benchmark (or page), never a figure
+            raise CommandError(f"{len(failed)} pages did not answer 200: {', '.join(failed)}")

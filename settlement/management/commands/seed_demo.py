@@ -42,8 +42,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
+from apitokens.choices import Scope
+from apitokens.selectors import token_list
+from apitokens.services import token_create, token_revoke
 from audit.services import audit_sequencing_deferred
 from backoffice.roles import Role, sync_role_groups
 from core.errors import Conflict
@@ -62,15 +64,26 @@ DEFAULT_DAYS = 30
 ROUND_SECONDS = 2  # between two rounds of a session (over all tables), so settlement lags by a minute or so
 DEFAULT_SEED = 20240601
 ROUNDS_PER_BATCH = 50  # rounds committed together, then settled by one run of the sweep task
+DEMO_TOKEN_LABEL = "demo"
 
 # One user per role, named after it, with a well-known password: this is demo data for a development
-# server (the command refuses to run without DEBUG unless --force).
+# server (the command refuses to run without DEBUG unless --force). Two operators, so that one can
+# approve what the other proposes (four eyes) without the administrator.
 DEMO_USERS = (
     ("admin", Role.ADMIN),
     ("operator", Role.OPERATOR),
+    ("operator2", Role.OPERATOR),
     ("support", Role.SUPPORT),
+    ("regulator", Role.REGULATOR),
     ("integration", Role.INTEGRATION),
 )
+
+
+def demo_key(round_, account) -> str:
+    """A demo bet's idempotency key. Bulk bets are written in the order of their keys, so the round's id
+    is zero-padded: the order is the rounds' whatever the number of digits of their ids, and the demo
+    the same whatever ran on the database before it."""
+    return f"demo-{round_.pk:012d}-{account.external_id}"
 
 
 def demo_password(username: str) -> str:
@@ -179,20 +192,30 @@ class Command(BaseCommand):
     def _users(self, reset_passwords):
         User = get_user_model()
         users, created = {}, set()
+        self._tokens = {}  # the game server's token, new on every run: only its digest is kept
         for username, role in DEMO_USERS:
             user = User.objects.filter(username=username).first()
             if user is None:
-                user, _token = create_staff_user(username=username, role=role, password=demo_password(username),
-                                                 actor=ACTOR)
+                user, token = create_staff_user(username=username, role=role, password=demo_password(username),
+                                                actor=ACTOR)
                 created.add(username)
-            elif reset_passwords:
-                user.set_password(demo_password(username))
-                user.save(update_fields=["password"])
-            Token.objects.get_or_create(user=user)
+            else:
+                if reset_passwords:
+                    user.set_password(demo_password(username))
+                    user.save(update_fields=["password"])
+                token = self._new_demo_token(user) if role == Role.INTEGRATION else None
+            self._tokens[username] = token
             users[username] = user
         if created:
             self.stdout.write(f"Created the demo users {', '.join(sorted(created))}.")
         return users, created
+
+    def _new_demo_token(self, user) -> str:
+        """A new token for the demo's game server, whose earlier tokens are revoked (none can be shown
+        again)."""
+        for token in token_list(owner=user).filter(enabled=True):
+            token_revoke(token_id=token.pk, actor=ACTOR)
+        return token_create(owner=user, actor=ACTOR, scopes=[Scope.WRITE], label=DEMO_TOKEN_LABEL)[1]
 
     def _games(self, operator):
         games = []
@@ -237,7 +260,7 @@ class Command(BaseCommand):
             if balance >= Decimal("10.00"):
                 services.bet_place(round_id=round_.pk, account_external_id=account.external_id,
                                    bet_type=rng.choice(BET_TYPES), stake=Decimal("10.00"),
-                                   idempotency_key=f"demo-{round_.pk}-{account.external_id}", client=integration)
+                                   idempotency_key=demo_key(round_, account), client=integration)
 
     # --- Report -----------------------------------------------------------------------------------
 
@@ -258,13 +281,14 @@ class Command(BaseCommand):
                 f"Demo data is ready. Start the server (DEBUG=1 python manage.py runserver {server}) and sign in at:"))
         self.stdout.write(f"  http://{server}/admin/")
         for username, role in DEMO_USERS:
-            user = users[username]
             if role == Role.INTEGRATION:
-                token = Token.objects.get(user=user).key
+                token = self._tokens[username]
                 self.stdout.write(f"  {username:<12} API only (no admin sign-in); API token: {token}")
                 continue
             note = "" if username in created else "  (unless changed since; --reset-passwords sets it again)"
             self.stdout.write(f"  {username:<12} password: {demo_password(username)}   ({role.group_name}){note}")
+        self.stdout.write("  Each person then sets up a second factor at their first sign-in: scan the QR code the "
+                          "page shows with an authenticator app (or type in its key), and keep the recovery codes.")
 
 
 @contextmanager
@@ -435,7 +459,7 @@ class DemoPlayer:
         self.clock.set(planned[0].moment)
         rounds = services.rounds_open(game_ids=[plan.game.pk for plan in planned], actor=self.integration)
         items = {round_.pk: {index: {"account_external_id": account.external_id, "bet_type": bet_type,
-                                     "stake": stake, "idempotency_key": f"demo-{round_.pk}-{account.external_id}"}
+                                     "stake": stake, "idempotency_key": demo_key(round_, account)}
                              for index, (account, bet_type, stake, _covered) in enumerate(plan.bets)}
                  for round_, plan in zip(rounds, planned, strict=True) if plan.bets}
         outcomes = services.bets_place_rounds(items_by_round=items, client=self.integration)

@@ -156,10 +156,10 @@
     charts.lag = new Chart(document.getElementById("chart-lag"), {
       type: "line",
       data: { labels: data.days, datasets: [
-        { label: "Average lag (ms)", data: data.lag_avg_ms, borderColor: COLORS.lag, backgroundColor: COLORS.lag,
+        { label: "Average lag (s)", data: data.lag_avg_s, borderColor: COLORS.lag, backgroundColor: COLORS.lag,
           pointRadius: radius(2), spanGaps: true }
       ] },
-      options: timeOptions(data, "Milliseconds", {})
+      options: timeOptions(data, "Seconds", {})
     });
 
     window.dashboardCharts = charts;

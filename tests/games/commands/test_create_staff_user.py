@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
-from rest_framework.authtoken.models import Token
 
+from apitokens.models import ApiToken
 from audit.models import AuditEvent
 from backoffice.roles import Role
+from tests.apitokens.helpers import token_of
 
 pytestmark = pytest.mark.django_db
 
@@ -38,9 +39,11 @@ def test_creates_the_user_in_its_group_and_prints_the_token_last(role, staff, su
     assert (user.is_staff, user.is_superuser) == (staff, superuser)
     assert list(user.groups.values_list("name", flat=True)) == [Role(role).group_name]
     assert user.check_password(PASSWORD)
-    token = Token.objects.get(user=user)
-    assert lines[-1] == token.key  # the last line, alone
-    assert len(lines[-1].split()) == 1
+    token = ApiToken.objects.get(owner=user)
+    assert token_of(lines[-1]) == token  # the last line, alone, is the token the database knows by its digest
+    assert len(lines[-1].split()) == 1 and lines[-1] not in str(list(ApiToken.objects.values()))
+    assert token.scopes == (["read"] if role in ("support", "regulator") else ["write"])
+    assert (token.expires_at is None) == (not staff)  # a staff member's token expires, a game server's not
 
 
 def test_records_a_staff_created_audit_event():
@@ -73,7 +76,7 @@ def test_prompts_for_the_password_twice(monkeypatch):
     lines = run("prompted", role="support")
 
     assert User.objects.get(username="prompted").check_password(PASSWORD)
-    assert lines[-1] == Token.objects.get(user__username="prompted").key
+    assert token_of(lines[-1]).owner.username == "prompted"
 
 
 def test_passwords_that_differ_are_refused(monkeypatch):
@@ -104,13 +107,13 @@ def test_weak_passwords_are_refused_by_django_validation(password, message):
 
 def test_an_existing_user_is_refused_and_nothing_changes():
     run("taken", role="support", password=PASSWORD)
-    token = Token.objects.get(user__username="taken").key
+    token = ApiToken.objects.get(owner__username="taken")
 
     with pytest.raises(CommandError, match="already exists"):
         run("taken", role="admin", password=PASSWORD)
 
     user = User.objects.get(username="taken")
-    assert not user.is_superuser and Token.objects.get(user=user).key == token
+    assert not user.is_superuser and list(ApiToken.objects.filter(owner=user)) == [token]
     assert AuditEvent.objects.filter(action="staff.created", actor="system:create_staff_user").count() == 1
 
 
@@ -134,3 +137,11 @@ def test_errors_exit_non_zero_from_the_command_line():
 
     assert result.returncode != 0
     assert "invalid choice: 'croupier'" in result.stderr
+
+
+def test_the_scopes_can_be_narrowed_and_a_bad_scope_changes_nothing():
+    lines = run("table", role="integration", password=PASSWORD, scopes="read,bets")
+    assert token_of(lines[-1]).scopes == ["read", "bets"]
+    with pytest.raises(CommandError, match="unknown: deal"):
+        run("table-2", role="integration", password=PASSWORD, scopes="read,deal")
+    assert not User.objects.filter(username="table-2").exists()

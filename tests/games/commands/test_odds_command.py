@@ -13,7 +13,18 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from games.engine import DEFAULT_MULTIPLIERS, BetType, Multipliers, exact_odds, odds_report, return_to_player
+from games.engine import (
+    DEFAULT_MULTIPLIERS,
+    REGISTRY,
+    BetType,
+    Multipliers,
+    bet_odds_report,
+    exact_odds,
+    main_paytables,
+    make_paytable,
+    odds_report,
+    return_to_player,
+)
 
 PROJECT = Path(__file__).resolve().parents[3]
 
@@ -36,13 +47,15 @@ def test_json_has_exactly_the_documented_shape_and_values():
     output = odds("--json")
     assert output.count("\n") == 1
     report = json.loads(output)
-    assert list(report) == ["decks", "probabilities", "rtp"]
+    assert list(report) == ["decks", "probabilities", "rtp", "deals", "bets"]
     assert report == {
         "decks": 8,
         "probabilities": {"player": float(exact_odds(8).player), "banker": float(exact_odds(8).banker),
                           "tie": float(exact_odds(8).tie)},
         "rtp": {bet.lower(): float(return_to_player(exact_odds(8), bet, DEFAULT_MULTIPLIERS))
                 for bet in BetType.ALL},
+        "deals": 4_998_398_275_503_360,
+        "bets": bet_odds_report(8)["bets"],
     }
     assert round(report["probabilities"]["banker"], 6) == 0.458597
     assert round(report["probabilities"]["player"], 6) == 0.446247
@@ -59,14 +72,20 @@ def test_json_floats_carry_full_precision():
 @pytest.mark.parametrize("decks", range(1, 9))
 def test_json_for_every_deck_count(decks):
     report = json.loads(odds("--json", "--decks", str(decks)))
-    assert report == odds_report(decks, DEFAULT_MULTIPLIERS)
+    assert {key: report[key] for key in ("decks", "probabilities", "rtp")} == odds_report(decks, DEFAULT_MULTIPLIERS)
     assert report["decks"] == decks
+    assert report["bets"] == bet_odds_report(decks)["bets"]
+    for bet in report["bets"].values():
+        assert all(isinstance(row["combinations"], int) for row in bet["events"])
+        assert sum(row["combinations"] for row in bet["events"]) == report["deals"]
 
 
 def test_json_with_custom_multipliers():
     report = json.loads(odds("--json", "--player", "1.9", "--banker", "2", "--tie", "8.5"))
     multipliers = Multipliers(Decimal("1.9"), Decimal("2"), Decimal("8.5"))
-    assert report == odds_report(8, multipliers)
+    assert {key: report[key] for key in ("decks", "probabilities", "rtp")} == odds_report(8, multipliers)
+    assert report["bets"] == bet_odds_report(8, main_paytables(multipliers))["bets"]
+    assert report["bets"]["TIE"]["rtp"] == report["rtp"]["tie"]
     assert report["rtp"]["tie"] == float(exact_odds(8).tie * Fraction(17, 2))
 
 
@@ -130,3 +149,44 @@ def test_bad_multiplier_exits_2_with_one_line_on_stderr():
     lines = completed.stderr.splitlines()
     assert len(lines) == 1
     assert "banker multiplier" in lines[0]
+
+
+def test_json_gives_every_bet_types_events_with_exact_combinations():
+    report = json.loads(odds("--json"))
+    assert list(report["bets"]) == list(REGISTRY)
+    dragon = {row["event"]: row for row in report["bets"]["DRAGON_BONUS_PLAYER"]["events"]}
+    assert dragon["WIN_BY_9"]["combinations"] == 18_409_431_764_992
+    assert dragon["WIN_BY_9"]["multiplier"] == "31" and dragon["NATURAL_TIE"]["settlement"] == "PUSH"
+    assert round(1 - report["bets"]["DRAGON_BONUS_BANKER"]["rtp"], 6) == 0.093731
+
+
+def test_a_paytable_given_replaces_the_default():
+    report = json.loads(odds("--json", "--decks", "6", "--paytable", "PERFECT_PAIR",
+                             '{"ONE_PERFECT_PAIR": 26.0, "TWO_PERFECT_PAIRS": "251"}'))
+    expected = bet_odds_report(6, {"PERFECT_PAIR": make_paytable(
+        "PERFECT_PAIR", {"ONE_PERFECT_PAIR": "26.0", "TWO_PERFECT_PAIRS": "251"})})  # JSON 26.0 read exactly
+    assert report["bets"]["PERFECT_PAIR"] == expected["bets"]["PERFECT_PAIR"]
+    assert report["bets"]["PERFECT_PAIR"] != bet_odds_report(6)["bets"]["PERFECT_PAIR"]
+
+
+@pytest.mark.parametrize(("args", "start"), [
+    (["NOPE", "{}"], "paytable NOPE: no such bet type"),
+    (["PLAYER", '{"PLAYER": "2"}'], "paytable PLAYER: the main bets' multipliers are --player"),
+    (["PLAYER_PAIR", "not json"], "paytable PLAYER_PAIR: must be a JSON object"),
+    (["PLAYER_PAIR", '{"PAIR": "0.5"}'], "paytable PLAYER_PAIR.PAIR: must be at least 1.0"),
+    (["PLAYER_PAIR", '{"TWO_PAIRS": "6"}'], "paytable PLAYER_PAIR.TWO_PAIRS: is not an event of PLAYER_PAIR"),
+    (["DRAGON_BONUS_PLAYER", '{"NATURAL_TIE": "1.5"}'], "paytable DRAGON_BONUS_PLAYER.NATURAL_TIE: is a push"),
+    (["EITHER_PAIR", '["ONE_PAIR"]'], "paytable EITHER_PAIR.paytable: must map events"),
+])
+def test_a_bad_paytable_is_an_error_naming_the_bet_type_and_event(args, start):
+    assert str(odds_error("--paytable", *args)).startswith(start)
+
+
+def test_table_shows_every_bet_type_as_the_published_tables():
+    table = odds()
+    assert "deals out of 4,998,398,275,503,360 ordered six-card deals" in table
+    for kind in REGISTRY.values():
+        assert f"{kind.label} ({kind.name})" in table
+    assert re.search(r"^WIN_BY_9\s+31\s+18,409,431,764,992\s+0\.00368307\s+0\.11417505$", table, re.MULTILINE)
+    assert "Return to player 97.3483 %, house edge 2.6517 %" in table  # Dragon Bonus Player
+    assert "Return to player 98.5419 %, house edge 1.4581 %" in table  # commission-free Banker

@@ -16,7 +16,6 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.models import Sum
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from audit.models import AuditEvent
 from audit.verification import check_log
@@ -26,6 +25,7 @@ from games.engine import play_round
 from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.models import DailyBetTotals, DailyRoundTotals, SettlementBatch
 from settlement.tasks import sweep
+from tests.apitokens.helpers import token_of
 from tests.audit.helpers import sequence_all
 from wallet.models import Account, LedgerEntry
 
@@ -45,8 +45,8 @@ def seeded(transactional_db):
 
 
 def test_creates_one_demo_user_per_role_and_prints_how_to_sign_in(seeded):
-    for username, role in (("operator", Role.OPERATOR), ("support", Role.SUPPORT), ("admin", Role.ADMIN),
-                           ("integration", Role.INTEGRATION)):
+    for username, role in (("operator", Role.OPERATOR), ("operator2", Role.OPERATOR), ("support", Role.SUPPORT),
+                           ("regulator", Role.REGULATOR), ("admin", Role.ADMIN), ("integration", Role.INTEGRATION)):
         user = User.objects.get(username=username)
         assert list(user.groups.values_list("name", flat=True)) == [role.group_name]
         assert user.check_password(f"{username}-demo-password")
@@ -55,7 +55,8 @@ def test_creates_one_demo_user_per_role_and_prints_how_to_sign_in(seeded):
     assert "http://127.0.0.1:8000/admin/" in seeded
     assert "runserver 127.0.0.1:8000" in seeded
     assert "operator-demo-password" in seeded and "support-demo-password" in seeded
-    assert Token.objects.get(user__username="integration").key in seeded
+    [token] = [word for word in seeded.split() if word.startswith("bo_")]  # the game server's, shown once
+    assert token_of(token).owner.username == "integration"
 
 
 def test_creates_games_one_suspended_and_funded_accounts(seeded):
@@ -121,6 +122,9 @@ def test_running_again_tops_up_without_duplicating_anything(seeded):
             Round.objects.count()) == counts
     assert "none played" in again
     assert "operator-demo-password" in again
+    # A new game-server token each run (none can be shown twice); the one printed before is revoked.
+    [first], [second] = ([word for word in out.split() if word.startswith("bo_")] for out in (seeded, again))
+    assert (token_of(first).enabled, token_of(second).enabled) == (False, True)
 
     seed(rounds=ROUNDS + 15)
     assert Round.objects.exclude(status=RoundStatus.OPEN).count() == ROUNDS + 15

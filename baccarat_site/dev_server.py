@@ -1,0 +1,42 @@
+"""`make run`'s processes: Django's development server and, beside it, Celery beat.
+
+In the embedded default there is no broker and tasks run where they are sent, so beat runs each
+periodic task in its own process, as a worker would: the alert checks, the audit heads, the sweeps
+and the approvals' expiry run under `make run` as they do in production.
+
+    python -m baccarat_site.dev_server HOST:PORT
+
+Ctrl-C reaches both (they share the terminal's process group); a SIGTERM to this process is passed to
+both. When either ends, the other is stopped.
+"""
+
+import signal
+import subprocess
+import sys
+import time
+
+
+def main(address: str) -> int:
+    beat = subprocess.Popen([sys.executable, "-m", "celery", "-A", "baccarat_site", "beat", "--loglevel=WARNING"])
+    server = subprocess.Popen([sys.executable, "manage.py", "runserver", address])
+    children = (server, beat)
+
+    def stop(signum, frame):
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while all(child.poll() is None for child in children):
+        time.sleep(0.5)
+    stop(None, None)
+    for child in children:
+        child.wait()
+    return server.returncode or 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    sys.exit(main(sys.argv[1]))

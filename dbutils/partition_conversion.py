@@ -1,0 +1,132 @@
+"""A plain table converted in place to one partitioned by RANGE (id) with month-carrying ids
+(dbutils.partitions), every row kept: the old heap becomes the legacy partition.
+
+Measured and explained in docs/architecture/partitioning.md. Three steps:
+
+1. online: a CHECK (id < the first month's first id), added NOT VALID and validated (one scan under
+   SHARE UPDATE EXCLUSIVE: writers go on), and every CHECK left NOT VALID validated too;
+2. one transaction under ``lock_timeout``, catalog work only: the table and its indexes renamed to
+   ``<name>_legacy``, the foreign keys that reference it dropped, the identity replaced by a sequence
+   whose default puts the month in the id, the partitioned table made with the same columns, the
+   legacy heap attached (the CHECK spares ATTACH its scan), the primary key, indexes, foreign keys
+   and row triggers made on the parent (PostgreSQL attaches the legacy heap's equal indexes and
+   foreign keys instead of building them), the months from ``first_month`` on attached, and the
+   referencing foreign keys made again (NOT VALID from a plain table);
+3. online: those referencing foreign keys validated.
+
+A referencing table that is itself partitioned gets its foreign key valid at once (PostgreSQL 15
+cannot add one NOT VALID there), which scans it inside step 2: convert the referenced table first.
+"""
+
+from datetime import date
+
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from psycopg import sql
+
+from dbutils.partitions import EPOCH_YEAR, LOCK_TIMEOUT, MONTH_SHIFT, month_start_id, next_month, partition_name
+
+MONTHS_AHEAD = 2
+
+
+def _run(cursor, statement, params=None):
+    raw = cursor.cursor
+    raw.execute(statement, params)
+    return raw
+
+
+def _month_id_default(sequence: str) -> sql.Composable:
+    return sql.SQL("((((extract(year from now())::int - {}) * 12 + extract(month from now())::int - 1)::bigint "
+                   "<< {}) + nextval({}))").format(sql.Literal(EPOCH_YEAR), sql.Literal(MONTH_SHIFT),
+                                                    sql.Literal(sequence))
+
+
+def _catalog(cursor, table: str) -> dict:
+    def rows(statement):
+        return _run(cursor, statement, [table]).fetchall()
+    return {
+        "primary_key": rows("SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'p'")[0][0],
+        "indexes": rows("SELECT c.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i "
+                        "JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = %s::regclass "
+                        "AND NOT i.indisprimary AND NOT i.indisunique"),
+        "unique": rows("SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                       "WHERE i.indrelid = %s::regclass AND i.indisunique AND NOT i.indisprimary"),
+        # The clones PostgreSQL keeps per partition (conparentid) are not the table's own.
+        "foreign_keys": rows("SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
+                             "WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0"),
+        "referencing": rows("SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid), "
+                            "(SELECT relkind = 'p' FROM pg_class WHERE oid = conrelid) FROM pg_constraint "
+                            "WHERE confrelid = %s::regclass AND contype = 'f' AND conparentid = 0"),
+        "triggers": rows("SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger "
+                         "WHERE tgrelid = %s::regclass AND NOT tgisinternal"),
+    }
+
+
+def convert_in_place(table: str, *, first_month: date, using: str = DEFAULT_DB_ALIAS) -> list:
+    """Convert ``table`` (a plain table with a bigint ``id`` primary key) as the module says; the
+    unique indexes other than the primary key stay on the legacy partition only (the caller keeps
+    such a rule in a table of its own). Returns the referencing foreign keys validated in step 3."""
+    connection = connections[using]
+    if connection.in_atomic_block:
+        raise RuntimeError("convert_in_place commits its steps one by one: call it outside a transaction")
+    legacy, first = f"{table}_legacy", month_start_id(first_month)
+    name, legacy_name = sql.Identifier(table), sql.Identifier(legacy)
+    range_check = sql.Identifier(f"{table}_legacy_range")
+    with connection.cursor() as cursor:  # step 1
+        _run(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT IF EXISTS {}").format(name, range_check))
+        _run(cursor, sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} CHECK (id < {}) NOT VALID").format(
+            name, range_check, sql.Literal(first)))
+        for (check,) in _run(cursor, "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass "
+                                     "AND contype = 'c' AND NOT convalidated", [table]).fetchall():
+            _run(cursor, sql.SQL("ALTER TABLE {} VALIDATE CONSTRAINT {}").format(name, sql.Identifier(check)))
+    with transaction.atomic(using=using), connection.cursor() as cursor:  # step 2
+        _run(cursor, sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
+        found = _catalog(cursor, table)
+        for referencing, constraint, _definition, _partitioned in found["referencing"]:
+            _run(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(
+                sql.Identifier(referencing), sql.Identifier(constraint)))
+        _run(cursor, sql.SQL("ALTER TABLE {} RENAME TO {}").format(name, legacy_name))
+        renamed = [found["primary_key"], *(index for index, _ in found["indexes"]), *(u for (u,) in found["unique"])]
+        for index in renamed:
+            _run(cursor, sql.SQL("ALTER INDEX {} RENAME TO {}").format(
+                sql.Identifier(index), sql.Identifier(f"{index}_legacy")))
+        for trigger, _definition in found["triggers"]:
+            _run(cursor, sql.SQL("DROP TRIGGER {} ON {}").format(sql.Identifier(trigger), legacy_name))
+        last = _run(cursor, sql.SQL("SELECT coalesce(max(id), 0) FROM {}").format(legacy_name)).fetchone()[0]
+        _run(cursor, sql.SQL("ALTER TABLE {} ALTER COLUMN id DROP IDENTITY IF EXISTS").format(legacy_name))
+        _run(cursor, sql.SQL("ALTER TABLE {} ALTER COLUMN id DROP DEFAULT").format(legacy_name))
+        sequence = f"{table}_id_seq"
+        _run(cursor, sql.SQL("CREATE SEQUENCE {} START {}").format(sql.Identifier(sequence), sql.Literal(last + 1)))
+        _run(cursor, sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE) "
+                             "PARTITION BY RANGE (id)").format(name, legacy_name))
+        _run(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(name, range_check))
+        _run(cursor, sql.SQL("ALTER TABLE {} ALTER COLUMN id SET DEFAULT {}").format(name, _month_id_default(sequence)))
+        _run(cursor, sql.SQL("ALTER SEQUENCE {} OWNED BY {}.id").format(sql.Identifier(sequence), name))
+        _run(cursor, sql.SQL("ALTER TABLE {} ATTACH PARTITION {} FOR VALUES FROM (MINVALUE) TO ({})").format(
+            name, legacy_name, sql.Literal(first)))
+        _run(cursor, sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} PRIMARY KEY (id)").format(
+            name, sql.Identifier(found["primary_key"])))
+        for _index, definition in found["indexes"]:
+            _run(cursor, definition)  # on the parent now: the legacy heap's renamed one is attached
+        for constraint, definition in found["foreign_keys"]:
+            _run(cursor, sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} {}").format(
+                name, sql.Identifier(constraint), sql.SQL(definition)))
+        for _trigger, definition in found["triggers"]:
+            _run(cursor, definition)
+        month = first_month.replace(day=1)
+        for _ in range(MONTHS_AHEAD + 1):
+            _run(cursor, sql.SQL("CREATE TABLE {} PARTITION OF {} FOR VALUES FROM ({}) TO ({})").format(
+                sql.Identifier(partition_name(table, month)), name, sql.Literal(month_start_id(month)),
+                sql.Literal(month_start_id(next_month(month)))))
+            month = next_month(month)
+        to_validate = []
+        for referencing, constraint, definition, partitioned in found["referencing"]:
+            _run(cursor, sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} {}{}").format(
+                sql.Identifier(referencing), sql.Identifier(constraint), sql.SQL(definition.removesuffix(" NOT VALID")),
+                sql.SQL("" if partitioned else " NOT VALID")))
+            if not partitioned:
+                to_validate.append((referencing, constraint))
+    with connection.cursor() as cursor:  # step 3
+        for referencing, constraint in to_validate:
+            _run(cursor, sql.SQL("ALTER TABLE {} VALIDATE CONSTRAINT {}").format(
+                sql.Identifier(referencing), sql.Identifier(constraint)))
+    return to_validate

@@ -1,0 +1,258 @@
+"""Monthly partitions of tables partitioned by RANGE (id), whose ids carry their month.
+
+The scheme (docs/architecture/partitioning.md): an id is ``months since EPOCH_YEAR << MONTH_SHIFT``
+plus a sequence number (below 2**53, so JSON clients read it exactly), so a month's rows are the id
+range ``[month_start_id(month), month_start_id(next month))``, every lookup by id prunes to one
+partition, and ``id`` alone stays a primary key PostgreSQL accepts (it is the partition key). The
+partition of month 2026-12 of ``games_bet`` is ``games_bet_p202612``; rows written before the table
+was partitioned live in ``<table>_legacy`` (ids below every month's), which is never a month.
+
+- ``ensure``: the partitions of this month and ``ahead`` more, each made as a table of its own and
+  then attached (ATTACH takes SHARE UPDATE EXCLUSIVE on the parent: writers and readers go on; a
+  CREATE TABLE … PARTITION OF would take ACCESS EXCLUSIVE), under a lock timeout so that it never
+  queues writers behind it for long.
+- ``archive``: every whole month before a date is detached (CONCURRENTLY: writers go on), written to
+  ``<partition>.copy.gz`` (COPY text format, gzip) beside a manifest ``<partition>.json`` (table,
+  partition, id range, month, columns, row count, SHA-256 of the file), and the detached table is
+  moved to the schema ARCHIVE_SCHEMA, where no application role reads it. Nothing is deleted:
+  dropping an archived table is an operator's decision once the file is stored.
+- ``restore``: a file checked against its manifest (SHA-256, row count) is loaded into a table of
+  its own and attached again (or the table still in ARCHIVE_SCHEMA is attached back).
+
+The caller records the manifests as audit events; this module imports none of our packages.
+"""
+
+import gzip
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from psycopg import sql
+
+MONTH_SHIFT = 40  # 2**40 ids a month; below 2**53 (exact in JavaScript) until 2682
+EPOCH_YEAR = 2000
+ARCHIVE_SCHEMA = "archived"
+LOCK_TIMEOUT = "5s"
+COPY_CHUNK = 1 << 20
+_PARTITION_NAME = re.compile(r"^(?P<table>\w+)_p(?P<month>\d{6})$")
+
+
+def month_start_id(month: date) -> int:
+    """The first id of ``month`` (its day is ignored)."""
+    return ((month.year - EPOCH_YEAR) * 12 + month.month - 1) << MONTH_SHIFT
+
+
+def month_of_id(value: int) -> date:
+    index = value >> MONTH_SHIFT
+    return date(EPOCH_YEAR + index // 12, index % 12 + 1, 1)
+
+
+def next_month(month: date) -> date:
+    return date(month.year + month.month // 12, month.month % 12 + 1, 1)
+
+
+def partition_name(table: str, month: date) -> str:
+    return f"{table}_p{month.year:04d}{month.month:02d}"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    table: str
+    partition: str
+    month: str  # yyyy-mm
+    id_from: int  # inclusive
+    id_to: int  # exclusive
+    columns: list
+    rows: int
+    sha256: str  # of the compressed file
+    file: str  # its name, beside the manifest
+
+    def as_json(self) -> dict:
+        return asdict(self)
+
+
+def _identifier(*parts: str) -> sql.Identifier:
+    return sql.Identifier(*parts)
+
+
+def _execute(cursor, statement, params=None):
+    raw = cursor.cursor  # psycopg's own cursor: composed statements, COPY
+    raw.execute(statement, params)
+    return raw
+
+
+def month_partitions(table: str, *, using: str = DEFAULT_DB_ALIAS) -> dict:
+    """{month: partition name} of the monthly partitions attached to ``table``."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+                       "WHERE i.inhparent = %s::regclass", [table])
+        found = {}
+        for (name,) in cursor.fetchall():
+            match = _PARTITION_NAME.match(name)
+            if match and match["table"] == table:
+                found[date(int(match["month"][:4]), int(match["month"][4:]), 1)] = name
+        return found
+
+
+def _create_and_attach(cursor, table: str, name: str, month: date) -> None:
+    low, high = month_start_id(month), month_start_id(next_month(month))
+    _execute(cursor, sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
+    _execute(cursor, sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
+                             "INCLUDING GENERATED INCLUDING STORAGE)").format(_identifier(name), _identifier(table)))
+    _attach(cursor, table, name, low, high)
+
+
+def _attach(cursor, table: str, name: str, low: int, high: int) -> None:
+    # A CHECK that proves the range lets ATTACH skip its scan; it is redundant once attached.
+    check = f"{name}_range"
+    _execute(cursor, sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} CHECK (id >= {} AND id < {})").format(
+        _identifier(name), _identifier(check), sql.Literal(low), sql.Literal(high)))
+    _execute(cursor, sql.SQL("ALTER TABLE {} ATTACH PARTITION {} FOR VALUES FROM ({}) TO ({})").format(
+        _identifier(table), _identifier(name), sql.Literal(low), sql.Literal(high)))
+    _execute(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(_identifier(name), _identifier(check)))
+
+
+def ensure(table: str, *, ahead: int = 2, today: date | None = None, using: str = DEFAULT_DB_ALIAS) -> list:
+    """Attach the partitions of the current month and ``ahead`` months after it that are missing;
+    their names. Each is made in a transaction of its own."""
+    month = (today or date.today()).replace(day=1)
+    present = month_partitions(table, using=using)
+    made = []
+    for _ in range(ahead + 1):
+        if month not in present:
+            name = partition_name(table, month)
+            with transaction.atomic(using=using), connections[using].cursor() as cursor:
+                _create_and_attach(cursor, table, name, month)
+            made.append(name)
+        month = next_month(month)
+    return made
+
+
+def _columns(cursor, table: str) -> list:
+    raw = _execute(cursor, "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
+                           "AND NOT attisdropped ORDER BY attnum", [table])
+    return [name for (name,) in raw.fetchall()]
+
+
+def _write_copy(cursor, name: str, columns: list, path: Path) -> tuple[int, str]:
+    """COPY the table ``name`` (ordered by id) into a gzip file; (rows, SHA-256 of the file)."""
+    digest, rows = hashlib.sha256(), 0
+
+    class Hashing:
+        def __init__(self, file):
+            self.file = file
+
+        def write(self, data):
+            digest.update(data)
+            return self.file.write(data)
+
+        def flush(self):
+            self.file.flush()
+
+    statement = sql.SQL("COPY (SELECT {} FROM {} ORDER BY id) TO STDOUT").format(
+        sql.SQL(", ").join(map(sql.Identifier, columns)), sql.Identifier(ARCHIVE_SCHEMA, name))
+    with (open(path, "xb") as file, gzip.GzipFile(fileobj=Hashing(file), mode="wb", mtime=0) as zipped,
+          cursor.cursor.copy(statement) as copy):
+        for block in copy:
+            zipped.write(block)
+            rows += bytes(block).count(b"\n")
+    return rows, digest.hexdigest()
+
+
+def _archived(cursor, table: str) -> dict:
+    """{month: name} of the partitions of ``table`` detached into ARCHIVE_SCHEMA."""
+    raw = _execute(cursor, "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                           "WHERE n.nspname = %s AND c.relkind = 'r'", [ARCHIVE_SCHEMA])
+    found = {}
+    for (name,) in raw.fetchall():
+        match = _PARTITION_NAME.match(name)
+        if match and match["table"] == table:
+            found[date(int(match["month"][:4]), int(match["month"][4:]), 1)] = name
+    return found
+
+
+def archive(table: str, *, before: date, to: str | Path, using: str = DEFAULT_DB_ALIAS) -> list:
+    """Detach every monthly partition of ``table`` wholly before ``before`` and write each to ``to``;
+    the manifests written, oldest first. A partition detached by a run that stopped before its file
+    was written (it waits in ARCHIVE_SCHEMA) is written by the next run. Runs outside any
+    transaction (DETACH … CONCURRENTLY)."""
+    connection = connections[using]
+    if connection.in_atomic_block:
+        raise RuntimeError("archive detaches CONCURRENTLY: call it outside a transaction")
+    directory = Path(to)
+    directory.mkdir(parents=True, exist_ok=True)
+    manifests = []
+    with connection.cursor() as cursor:
+        _execute(cursor, sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(_identifier(ARCHIVE_SCHEMA)))
+        columns = _columns(cursor, table)
+        for month, name in sorted(month_partitions(table, using=using).items()):
+            if next_month(month) <= before:
+                _execute(cursor, sql.SQL("ALTER TABLE {} DETACH PARTITION {} CONCURRENTLY").format(
+                    _identifier(table), _identifier(name)))
+                _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA {}").format(
+                    _identifier(name), _identifier(ARCHIVE_SCHEMA)))
+        for month, name in sorted(_archived(cursor, table).items()):
+            if next_month(month) > before or (directory / f"{name}.json").exists():
+                continue
+            file = directory / f"{name}.copy.gz"
+            file.unlink(missing_ok=True)  # the part a stopped run wrote, with no manifest
+            rows, digest = _write_copy(cursor, name, columns, file)
+            manifest = Manifest(table=table, partition=name, month=f"{month:%Y-%m}", id_from=month_start_id(month),
+                                id_to=month_start_id(next_month(month)), columns=columns, rows=rows, sha256=digest,
+                                file=file.name)
+            (directory / f"{name}.json").write_text(json.dumps(manifest.as_json(), indent=1) + "\n")
+            manifests.append(manifest)
+    return manifests
+
+
+class ArchiveError(ValueError):
+    """A file that does not match its manifest, or a partition already attached."""
+
+
+def read_manifest(path: str | Path) -> tuple[Manifest, Path]:
+    """The manifest of an archive file (``X.copy.gz`` or its ``X.json``) and the file, checked:
+    its SHA-256 must be the manifest's."""
+    path = Path(path)
+    stem = path.name.removesuffix(".copy.gz").removesuffix(".json")
+    manifest = Manifest(**json.loads((path.parent / f"{stem}.json").read_text()))
+    file = path.parent / manifest.file
+    digest = hashlib.sha256()
+    with open(file, "rb") as data:
+        while block := data.read(COPY_CHUNK):
+            digest.update(block)
+    if digest.hexdigest() != manifest.sha256:
+        raise ArchiveError(f"{file.name}: its SHA-256 is not the manifest's (altered or truncated)")
+    return manifest, file
+
+
+def restore(path: str | Path, *, using: str = DEFAULT_DB_ALIAS) -> Manifest:
+    """Attach the archived partition of ``path`` again: the table still in ARCHIVE_SCHEMA if it is
+    there (its rows counted against the manifest), else one loaded from the checked file."""
+    manifest, file = read_manifest(path)
+    if manifest.partition in month_partitions(manifest.table, using=using).values():
+        raise ArchiveError(f"{manifest.partition} is attached already")
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        kept = _execute(cursor, "SELECT to_regclass(%s) IS NOT NULL",
+                        [f"{ARCHIVE_SCHEMA}.{manifest.partition}"]).fetchone()[0]
+        archived = sql.Identifier(ARCHIVE_SCHEMA, manifest.partition)
+        if kept:
+            _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA public").format(archived))
+        else:
+            _execute(cursor, sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
+                                     "INCLUDING GENERATED INCLUDING STORAGE)").format(
+                _identifier(manifest.partition), _identifier(manifest.table)))
+            statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+                _identifier(manifest.partition), sql.SQL(", ").join(map(sql.Identifier, manifest.columns)))
+            with gzip.open(file, "rb") as data, cursor.cursor.copy(statement) as copy:
+                while block := data.read(COPY_CHUNK):
+                    copy.write(block)
+        rows = _execute(cursor, sql.SQL("SELECT count(*) FROM {}").format(
+            _identifier(manifest.partition))).fetchone()[0]
+        if rows != manifest.rows:
+            raise ArchiveError(f"{manifest.partition}: {rows} rows, the manifest says {manifest.rows}")
+        _attach(cursor, manifest.table, manifest.partition, manifest.id_from, manifest.id_to)
+    return manifest

@@ -1,0 +1,50 @@
+"""bench_pages cannot rot: it builds a small data set on the tests' PostgreSQL server, in a database of
+its own, and every page it times answers 200 through gunicorn (the command fails otherwise).
+
+The database: $TEST_BENCH_PAGES_DATABASE (default ``baccarat_test_pages_bench``; the name must end in
+``_pages_bench``) on the tests' server, created and dropped by the command."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from dbutils.postgresql import urls as database_urls
+from tests import app_role
+from tests.conftest import service_missing
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DATABASE = os.environ.get("TEST_BENCH_PAGES_DATABASE", "baccarat_test_pages_bench")
+TIMEOUT = 240  # seconds; the run takes about 20 on this machine
+SMALL = ["--bets", "2000", "--rounds", "200", "--games", "2", "--accounts", "100", "--days", "5",
+         "--requests", "1", "--workers", "1", "--drop"]
+
+
+@pytest.fixture
+def bench_url(django_db_setup):
+    assert DATABASE.endswith("_pages_bench"), "the bench database's name must end in _pages_bench"
+    url = database_urls.to_url(app_role.owner_settings(), name=DATABASE)
+    try:
+        psycopg.connect(url, dbname="postgres", connect_timeout=5).close()
+    except psycopg.OperationalError as error:
+        service_missing(f"needs the tests' PostgreSQL server at {url}: {error}")
+    return url
+
+
+def test_every_page_answers_200_on_a_small_data_set(bench_url):
+    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    env.update(DATABASE_URL=bench_url, LOG_LEVEL="WARNING")
+    result = subprocess.run([sys.executable, "manage.py", "bench_pages", *SMALL], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=TIMEOUT)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    rows = [line.split() for line in result.stdout.splitlines() if line.startswith(("admin ", "api ", "dashboard "))]
+    assert len(rows) > 60, result.stdout  # every admin list, the filters, the round pages, every API list
+    labels = " ".join(" ".join(row) for row in rows)
+    for page in ("admin games.bet list", "admin round page (settled, verified)", "api audit-head",
+                 "api audit-inclusion-proof", "api audit-consistency-proof", "api round-verify"):
+        assert page in labels
+    assert "Not HTTP 200" not in result.stdout and f"dropped {DATABASE}" in result.stderr

@@ -1,0 +1,40 @@
+"""bench_intake --prefill: past bets and their ledger entries written set-based, the ledger still
+equal to every balance, and no audit event for the sequencer to take on during the phases."""
+
+from decimal import Decimal
+
+import pytest
+from django.db.models import Count, Sum
+
+from audit.models import AuditEvent
+from benchmarks.intake import data, prefill
+from games.choices import BetStatus, RoundStatus
+from games.models import Bet, Round
+from wallet.models import LedgerEntry
+
+pytestmark = pytest.mark.owner  # VACUUM, as the tables' owner
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(prefill, "CHUNK_BETS", 400)  # three statements for 1,001 bets
+
+
+def test_prefill_writes_settled_history_that_keeps_the_ledger_equal(postgres, small_chunks):
+    client = data.User.objects.get(pk=data.User.objects.create_user(username="bench-game-server").pk)
+    accounts = data.accounts(7)
+    said = []
+
+    prefill.prefill(1001, client_id=client.pk, accounts=data.account_id_range(), funds=data.FUNDS, say=said.append)
+
+    bets = Bet.objects.filter(round__game__slug="bench-history")
+    assert bets.count() == 1001 and set(bets.values_list("status", flat=True)) == {BetStatus.PUSH}
+    assert Round.objects.filter(game__slug="bench-history", status=RoundStatus.SETTLED).count() == 101
+    assert set(bets.values_list("account__external_id", flat=True)) == set(accounts)
+    entries = LedgerEntry.objects.filter(bet_id__isnull=False)
+    assert entries.count() == 2002
+    assert entries.aggregate(total=Sum("amount"))["total"] == Decimal("0.00")
+    assert not entries.values("bet_id").annotate(n=Count("id")).exclude(n=2).exists()
+    assert data.ledger_problems() == []
+    assert not AuditEvent.objects.filter(object_type="bet").exists()
+    assert said[-1].startswith("prefilled 1,001 bets") and len(said) == 4
