@@ -9,7 +9,7 @@ and the best of each is reported, because machines are noisy; times are the CPU 
 process, so that other processes sharing the machine do not count (on an idle machine it equals
 the elapsed time of these single-threaded loops). Then exact odds are timed for every
 deck count 1–8, each with the cache cleared first, and once each the exact odds of every bet type
-(bet_odds). Targets (issues 2 and 30): the engine, every bet type evaluated, at 40 % of the floor
+(bet_odds). Targets: the engine, every bet type evaluated, at 40 % of the floor
 or more; odds under 50 ms.
 """
 

@@ -107,6 +107,30 @@ def redis_url():
 
 
 @pytest.fixture
+def broker(postgres, redis_url):
+    """The project's Celery app sends to the real Redis for this test (no longer in-process), then is put back."""
+    from baccarat_site.celery import app
+    from tests.settlement.workers import reset_broker_pools
+
+    saved = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
+    reset_broker_pools(app)
+    app.conf.update(broker_url=redis_url, task_always_eager=False)
+    yield app
+    reset_broker_pools(app)
+    app.conf.update(saved)
+
+
+@pytest.fixture
+def workers(broker, redis_url, tmp_path):
+    """Real Celery worker processes on the test's Redis (tests.settlement.workers.Workers), stopped after."""
+    from tests.settlement.workers import Workers
+
+    pool = Workers(tmp_path, redis_url)
+    yield pool
+    pool.stop_all()
+
+
+@pytest.fixture
 def redis_cache(settings, redis_url):
     """The production cache (dbutils.redis_cache) on the tests' Redis database."""
     settings.CACHES = {"default": {"BACKEND": "dbutils.redis_cache.RedisCache", "LOCATION": redis_url}}

@@ -1,4 +1,4 @@
-"""Issue 31, item 4: the rough edges a new user met in the back-office, each as it would fail before."""
+"""The rough edges a new user met in the back-office, each as it would fail before."""
 
 import csv
 import io

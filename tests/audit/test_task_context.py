@@ -9,29 +9,9 @@ from audit.choices import AuditAction
 from audit.models import AuditEvent
 from settlement.models import SettlementBatch
 from tests.api.helpers import API
-from tests.settlement.workers import Workers, reset_broker_pools, wait_for
+from tests.settlement.workers import wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def broker(postgres, redis_url):
-    """The project's Celery app sends to the real Redis for this test, then is put back."""
-    from baccarat_site.celery import app
-
-    saved = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
-    reset_broker_pools(app)
-    app.conf.update(broker_url=redis_url, task_always_eager=False)
-    yield app
-    reset_broker_pools(app)
-    app.conf.update(saved)
-
-
-@pytest.fixture
-def workers(broker, redis_url, tmp_path):
-    pool = Workers(tmp_path, redis_url)
-    yield pool
-    pool.stop_all()
 
 
 def test_the_deals_request_id_reaches_the_workers_lines_and_events(workers, api_as, integration, game,

@@ -1,4 +1,4 @@
-"""The rough edges of issue 31 (item 4), in a browser at a laptop's, a desktop's and a phone's width: the
+"""The rough edges a new user met, in a browser at a laptop's, a desktop's and a phone's width: the
 admin index's support tools, the site's icon, the four-eyes count, the round page's public link and the
 public pair page on a phone. Each page is kept as a screenshot per width (artifacts/screenshots)."""
 

@@ -52,6 +52,11 @@ def world(game, operator, integration, funded_account, standby_admin):
     game_services.bet_place(round_id=round_.pk, account_external_id=account.external_id, bet_type="BANKER",
                             stake="10.00", idempotency_key="world-1", client=integration)
     wait_replayed(standby_admin)
+    # And visible there: what the standby's own connection reads, before any request reads it.
+    deadline = time.monotonic() + 30
+    while standby_account(standby_admin, "player-1") != Decimal("90.00"):
+        assert time.monotonic() < deadline, "the standby does not show the world's account"
+        time.sleep(0.05)
     return {"game": game, "account": account, "round": round_}
 
 

@@ -31,14 +31,12 @@ from settlement.tasks import settle_rounds, sweep
 from tests import app_role
 from tests.settlement.workers import (
     RETRIED,
-    Workers,
     account_locked,
     assert_settled_exactly_once,
     backend_alive,
     lock_waiters,
     query,
     queue_length,
-    reset_broker_pools,
     wait_for,
 )
 from wallet.choices import LedgerKind
@@ -50,30 +48,10 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def broker(postgres, redis_url):
-    """The project's Celery app sends to the real Redis for this test (no longer in-process), then is put back."""
-    from baccarat_site.celery import app
-
-    saved = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
-    reset_broker_pools(app)
-    app.conf.update(broker_url=redis_url, task_always_eager=False)
-    yield app
-    reset_broker_pools(app)
-    app.conf.update(saved)
-
-
-@pytest.fixture
 def redis_client(redis_url):
     client = redis.Redis.from_url(redis_url)
     yield client
     client.close()
-
-
-@pytest.fixture
-def workers(broker, redis_url, tmp_path):
-    pool = Workers(tmp_path, redis_url)
-    yield pool
-    pool.stop_all()
 
 
 def make_accounts(funded_account, names, balance="5000.00") -> dict:

@@ -12,7 +12,7 @@ from django.db import transaction
 from games import services as game_services
 from games.choices import RoundStatus
 from games.models import Round
-from tests.settlement.workers import Workers, reset_broker_pools, wait_for
+from tests.settlement.workers import wait_for
 from webhooks.choices import EventType
 from webhooks.models import Delivery
 from webhooks.services import events_record
@@ -23,25 +23,6 @@ TIMEOUT_SECONDS = 0.5  # the workers' WEBHOOK_TIMEOUT_SECONDS; the receiver answ
 DELIVERIES = 1000
 ROUNDS = 40
 LAG_P99_LIMIT_SECONDS = 2.0
-
-
-@pytest.fixture
-def broker(postgres, redis_url):
-    from baccarat_site.celery import app
-
-    saved = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
-    reset_broker_pools(app)
-    app.conf.update(broker_url=redis_url, task_always_eager=False)
-    yield app
-    reset_broker_pools(app)
-    app.conf.update(saved)
-
-
-@pytest.fixture
-def workers(broker, redis_url, tmp_path):
-    pool = Workers(tmp_path, redis_url)
-    yield pool
-    pool.stop_all()
 
 
 def test_a_hanging_endpoint_leaves_settlement_lag_p99_under_two_seconds(

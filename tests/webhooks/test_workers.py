@@ -3,30 +3,11 @@
 import pytest
 
 from games import services as game_services
-from tests.settlement.workers import Workers, reset_broker_pools, wait_for
+from tests.settlement.workers import wait_for
 from webhooks.models import Delivery
 from webhooks.tasks import sweep
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def broker(postgres, redis_url):
-    from baccarat_site.celery import app
-
-    saved = {"broker_url": app.conf.broker_url, "task_always_eager": app.conf.task_always_eager}
-    reset_broker_pools(app)
-    app.conf.update(broker_url=redis_url, task_always_eager=False)
-    yield app
-    reset_broker_pools(app)
-    app.conf.update(saved)
-
-
-@pytest.fixture
-def workers(broker, redis_url, tmp_path):
-    pool = Workers(tmp_path, redis_url)
-    yield pool
-    pool.stop_all()
 
 
 def test_a_worker_killed_mid_delivery_loses_nothing(workers, receiver, endpoint, game, integration, operator):

@@ -1,4 +1,4 @@
-"""Exact odds of every bet type (issue 30): published tables, closed forms and brute-force counts.
+"""Exact odds of every bet type: published tables, closed forms and brute-force counts.
 
 Every count is out of the N·(N−1)·…·(N−5) ordered six-card deals, the convention of exact_odds and
 of the Wizard of Odds' baccarat tables (wizardofodds.com/games/baccarat/appendix/5 and /6). His

@@ -1,4 +1,4 @@
-"""Bet types as data (issue 30): the registry, each rule's table, and the live path over dealt rounds."""
+"""Bet types as data: the registry, each rule's table, and the live path over dealt rounds."""
 
 import secrets
 

@@ -1,4 +1,4 @@
-"""Paytables (issue 30): event → multiplier, stake included; checked, normalised and settled exactly."""
+"""Paytables: event → multiplier, stake included; checked, normalised and settled exactly."""
 
 from decimal import Decimal
 
