@@ -7,7 +7,6 @@ from prometheus_client.multiprocess import MultiProcessCollector
 
 from games import services as game_services
 from tests.monitoring.helpers import parse, value
-from tests.settlement.test_workers import broker, workers  # noqa: F401 - fixtures: the real Redis, real workers
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
