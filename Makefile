@@ -33,6 +33,8 @@ PROD_GROUP ?= $(PROD_USER)
 IS_ROOT := $(filter 0,$(shell id -u))
 CELERY_USER = $(if $(IS_ROOT),$(if $(PROD_USER),--uid $(PROD_USER) --gid $(PROD_GROUP)))
 CELERY_ENV = $(if $(IS_ROOT),$(if $(PROD_USER),,PYTHONWARNINGS="ignore:You're running the worker with superuser privileges"))
+# With LOG_FORMAT=json, Celery's start-up banners (plain text) are left out, so every line is JSON.
+CELERY = $(VENV)/bin/celery -A baccarat_site $(if $(filter json,$(LOG_FORMAT)),--quiet)
 # gunicorn's and the Celery workers' metrics, summed by /metrics (docs/operations/monitoring.md);
 # /metrics answers this machine's addresses (METRICS_ALLOWED_IPS) unless told otherwise.
 METRICS_DIR ?= $(CURDIR)/.data/metrics
@@ -139,25 +141,46 @@ prod-web: $(SECRET_KEY_FILE) $(API_TOKEN_PEPPER_FILE)
 	@$(PROD_ENV) $(VENV)/bin/gunicorn baccarat_site.wsgi -c gunicorn.conf.py --bind $(HOST):$(PORT) --workers 3 --access-logfile -
 
 prod-worker: $(SECRET_KEY_FILE) $(API_TOKEN_PEPPER_FILE)
-	@$(PROD_ENV) $(CELERY_ENV) $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO -Q $(WORKER_QUEUE) \
+	@$(PROD_ENV) $(CELERY_ENV) $(if $(findstring audit,$(WORKER_QUEUE)),PARTITIONS_DATABASE_URL=$(MIGRATION_DATABASE_URL)) \
+	    $(CELERY) worker --loglevel=INFO -Q $(WORKER_QUEUE) \
 	    --concurrency=$(WORKER_CONCURRENCY) $(CELERY_USER)
 
 prod-beat: $(SECRET_KEY_FILE) $(API_TOKEN_PEPPER_FILE)
-	@$(PROD_ENV) $(CELERY_ENV) $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO $(CELERY_USER)
+	@$(PROD_ENV) $(CELERY_ENV) $(CELERY) beat --loglevel=INFO $(CELERY_USER)
 
+# The audit queue's worker runs the daily partition maintenance, which only the tables' owner may do:
+# it alone gets the owner's URL (PARTITIONS_DATABASE_URL, docs/operations/partitions.md).
 # Each process runs in a session of its own (setsid), so a Ctrl-C at the terminal reaches only this
 # shell; on Ctrl-C or SIGTERM (which make passes on) the shell sends each process one SIGTERM (warm
-# shutdown: running tasks finish) and waits for them. When gunicorn stops, everything stops.
+# shutdown: running tasks finish) and waits for them. It signals before it writes: behind
+# `make prod | tee log`, Ctrl-C ends tee too, and a write to its pipe must not end the shell first. When gunicorn stops, everything stops.
 prod: prod-setup
 	@pids=""; \
-	stop() { trap '' INT TERM; echo "make prod: stopping $$pids"; kill -TERM $$pids 2>/dev/null; wait; echo "make prod: stopped"; exit 0; }; \
+	stop() { trap '' INT TERM PIPE; kill -TERM $$pids 2>/dev/null; echo "make prod: stopping $$pids" 2>/dev/null; \
+	    wait; echo "make prod: stopped" 2>/dev/null; exit 0; }; \
 	trap stop INT TERM; \
 	for spec in $(WORKER_QUEUES); do \
-	    $(PROD_ENV) $(CELERY_ENV) setsid $(VENV)/bin/celery -A baccarat_site worker --loglevel=INFO \
-	        -Q $${spec%%:*} --concurrency=$${spec##*:} -n $${spec%%:*}@%h $(CELERY_USER) & \
+	    $(PROD_ENV) $(CELERY_ENV) PARTITIONS_DATABASE_URL=$$(test $${spec%%:*} = audit && echo "$(MIGRATION_DATABASE_URL)") \
+	        setsid $(CELERY) worker --loglevel=INFO -Q $${spec%%:*} --concurrency=$${spec##*:} -n $${spec%%:*}@%h $(CELERY_USER) & \
 	    pids="$$pids $$!"; \
 	done; \
-	$(PROD_ENV) $(CELERY_ENV) setsid $(VENV)/bin/celery -A baccarat_site beat --loglevel=INFO $(CELERY_USER) & pids="$$pids $$!"; \
+	$(PROD_ENV) $(CELERY_ENV) setsid $(CELERY) beat --loglevel=INFO $(CELERY_USER) & pids="$$pids $$!"; \
 	$(PROD_ENV) setsid $(VENV)/bin/gunicorn baccarat_site.wsgi -c gunicorn.conf.py --bind $(HOST):$(PORT) --workers 3 --access-logfile - & \
 	web=$$!; pids="$$pids $$web"; \
 	wait $$web; stop
+
+# --- A many-node run on one machine (docs/operations/scaling.md): a primary and a streaming replica,
+# two gunicorn web nodes, a Celery worker per queue (settlement twice) and beat, each its own process
+# as if on its own host, in CLUSTER_DIR (data, secrets, logs, cluster.env). Ctrl-C stops it all.
+# Ports, workers, broker and cache: CLUSTER_ARGS (python -m dbutils.cluster --help).
+CLUSTER_DIR ?= $(CURDIR)/.data/cluster
+CLUSTER_ARGS ?=
+CLUSTER_URLS ?= http://127.0.0.1:18001 http://127.0.0.1:18002
+.PHONY: cluster cluster-bench
+cluster: install
+	exec $(PY) -m dbutils.cluster --dir $(CLUSTER_DIR) $(CLUSTER_ARGS)
+
+# bench_intake through the running cluster's web nodes, one node beside both (BENCH_ARGS: --seconds …).
+cluster-bench:
+	@set -a && . $(CLUSTER_DIR)/cluster.env && set +a && \
+	    $(PY) manage.py bench_intake $(foreach url,$(CLUSTER_URLS),--url $(url)) $(BENCH_ARGS)

@@ -21,6 +21,7 @@ from alerts import readiness as readiness_probes
 from alerts import schedules
 from alerts.choices import AlertKind, AlertSeverity
 from audit.models import AuditEvent
+from audit.partitioning import PARTITIONED_TABLES, months_ahead
 from audit.selectors import audit_chain_check, audit_unverified_heads
 from audit.verification import check_log
 from dbutils import replicas as db_replicas
@@ -283,6 +284,22 @@ def replicas() -> list:
     return findings
 
 
+def partitions(today=None) -> list:
+    """A partitioned table (audit.partitioning) with no partition for next month: there is no default
+    partition, so its rows are refused once next month begins. The daily task keeps two months ahead;
+    this finds it stopped for a month, with a month still left to mend it (``partitions ensure``)."""
+    today = today or timezone.localdate()
+    findings = []
+    for table in PARTITIONED_TABLES:
+        if months_ahead(table, today=today) < 1:
+            findings.append(Finding(
+                AlertKind.PARTITIONS, table, AlertSeverity.CRITICAL,
+                f"{table} has no partition for next month: its rows will be refused then. Run "
+                "`python manage.py partitions ensure` as the tables' owner and look at why the daily task did not.",
+                {"table": table}, recurring=True))
+    return findings
+
+
 # Run every minute by beat, except the audit chain: a full walk, run hourly (see the migrations).
 CHECKS = {
     "settlement_lag": settlement_lag,
@@ -295,6 +312,7 @@ CHECKS = {
     "audit_heads": audit_heads,
     "periodic_tasks": periodic_tasks,
     "replicas": replicas,
+    "partitions": partitions,
     "readiness": readiness,
     "audit_chain": audit_chain,
 }
@@ -304,6 +322,7 @@ CLEARED_BY = {
     "settlement_lag": AlertKind.SETTLEMENT_LAG, "rounds_for_operators": AlertKind.ROUNDS_FOR_OPERATORS,
     "held_bets": AlertKind.HELD_BETS, "audit_pending": AlertKind.AUDIT_PENDING, "audit_heads": AlertKind.AUDIT_HEADS,
     "periodic_tasks": AlertKind.PERIODIC_TASKS, "readiness": AlertKind.READINESS, "audit_chain": AlertKind.AUDIT_CHAIN,
+    "partitions": AlertKind.PARTITIONS,
 }
 FREQUENT = [name for name in CHECKS if name != "audit_chain"]
 # The hourly task runs these: the two alert tasks watch that the other still runs.

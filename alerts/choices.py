@@ -16,13 +16,14 @@ class AlertKind(models.TextChoices):
     RTP_BAND = "rtp_band", "Actual RTP outside its plausible band"
     LARGE_PAYOUT = "large_payout", "Large single payout"
     REPLICA = "replica", "Read replica not answering or behind"
+    PARTITIONS = "partitions", "Partitions of the months ahead missing"
 
     # The critical kinds: the service is impaired (settlement stalled, the audit log stalled or
     # broken, players' bets held, the workers not ready). Their alerts are critical, open or join an
     # incident, and are resolved by the system when their check no longer finds them.
     CRITICAL = enum.nonmember(frozenset({
         "settlement_lag", "rounds_for_operators", "held_bets", "audit_chain", "audit_pending", "audit_heads",
-        "periodic_tasks", "readiness",
+        "periodic_tasks", "readiness", "partitions",
     }))
 
 

@@ -14,6 +14,7 @@ from apitokens.choices import Scope
 from apitokens.models import ApiToken
 from backoffice.admin.base import BackOfficeAdmin
 from backoffice.step_up import step_up_required
+from core.errors import Conflict
 
 
 class ApiTokenForm(forms.ModelForm):
@@ -98,7 +99,7 @@ class ApiTokenAdmin(BackOfficeAdmin):
         for token in queryset.order_by("pk"):
             try:
                 made.append(services.token_rotate(token_id=token.pk, actor=request.user))
-            except ValidationError as error:
+            except (ValidationError, Conflict) as error:
                 self.message_user(request, f"#{token.pk}: {' '.join(sum(error.message_dict.values(), []))}",
                                   messages.ERROR)
         return self._shown(request, "API tokens rotated", made) if made else None

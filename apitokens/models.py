@@ -1,13 +1,26 @@
 import ipaddress
+import re
 from functools import lru_cache
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from apitokens.choices import Scope, scopes_allow
+
+# Characters that would make a label read other than it is: control characters (C0, DEL, C1) and the
+# bidirectional overrides and isolates, which reorder the text shown after them. One pattern for Python
+# and PostgreSQL (a NUL is refused before, as text the database cannot store).
+MISLEADING_LABEL_CHARACTERS = r"[\x01-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+LABEL_MESSAGE = "A label may not hold control characters or bidirectional overrides."
+
+
+def validate_label(value: str) -> None:
+    if re.search(MISLEADING_LABEL_CHARACTERS, value):
+        raise ValidationError(LABEL_MESSAGE, code="invalid")
 
 
 @lru_cache(maxsize=256)
@@ -20,7 +33,8 @@ class ApiToken(models.Model):
     the token itself is shown once, when it is made."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    label = models.CharField(max_length=100, blank=True, help_text="What the token is for (a server, a script).")
+    label = models.CharField(max_length=100, blank=True, validators=[validate_label],
+                             help_text="What the token is for (a server, a script).")
     digest = models.CharField(max_length=64, editable=False)  # unique by a constraint: no pattern index
     prefix = models.CharField(max_length=12, editable=False, help_text="Its first characters, for support.")
     scopes = ArrayField(models.CharField(max_length=8, choices=Scope.choices))
@@ -31,6 +45,9 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     # Written at most once a minute per token (apitokens.authentication), and noticed by no cache.
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The token this one replaced: a token is rotated once (its one successor is rotated next).
+    rotated_from = models.OneToOneField("self", null=True, blank=True, editable=False, on_delete=models.SET_NULL,
+                                        related_name="rotated_to")
 
     class Meta:
         verbose_name = "API token"
@@ -41,6 +58,8 @@ class ApiToken(models.Model):
             models.CheckConstraint(
                 condition=Q(scopes__len__gt=0) & Q(scopes__contained_by=list(Scope.values)),
                 name="apitoken_known_scopes"),
+            models.CheckConstraint(condition=~Q(label__regex=MISLEADING_LABEL_CHARACTERS),
+                                   name="apitoken_label_printable"),
         ]
 
     def __str__(self) -> str:

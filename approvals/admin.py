@@ -16,7 +16,7 @@ from approvals.models import Approval
 from audit.forms import ReasonForm
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import object_url, service_error_text
-from backoffice.formatting import EMPTY, money
+from backoffice.formatting import EMPTY
 from backoffice.step_up import step_up_required
 from core.errors import Conflict
 from games.forms import rtp_preview
@@ -71,20 +71,6 @@ def _current_values(approval) -> dict:
     return {"balance": obj.balance}
 
 
-def approval_title(approval) -> str:
-    """The request as people say it: "Adjust account player-7 by −120.00 EUR" (from its ``changes``)."""
-    changes = approval.changes or {}
-    if approval.action == ApprovalAction.ACCOUNT_ADJUST:
-        return f"Adjust account {changes.get('account')} by {money(changes.get('amount'), changes.get('currency', ''))}"
-    if approval.action == ApprovalAction.ROUND_VOID:
-        return f"Void round #{changes.get('round', approval.object_id)} of game {changes.get('game')}"
-    if approval.action == ApprovalAction.GAME_CREATE:
-        return f"Create the active game {changes.get('slug')}"
-    verb = "Activate" if approval.action == ApprovalAction.GAME_ACTIVATE else "Change"
-    fields = ", ".join(name.replace("_", " ") for name in changes)
-    return f"{verb} game {approval.object_id}" + (f": {fields}" if fields else "")
-
-
 @admin.register(Approval)
 class ApprovalAdmin(ReadOnlyAdmin):
     list_display = ("id", "title_shown", "object_link", "status_shown", "summary", "proposed_by", "proposed_at",
@@ -99,7 +85,7 @@ class ApprovalAdmin(ReadOnlyAdmin):
 
     @admin.display(description="Request", ordering="action")
     def title_shown(self, obj):
-        return approval_title(obj)
+        return obj.title
 
     @admin.display(description="Status")
     def status_shown(self, obj):
@@ -192,7 +178,7 @@ class ApprovalAdmin(ReadOnlyAdmin):
         if approval is not None and self.may_reject(request, approval):
             extra_context["reject_url"] = self.own_url("reject", quote(approval.pk))
         if approval is not None:
-            extra_context["subtitle"] = f"#{approval.pk} {approval_title(approval)}"
+            extra_context["subtitle"] = f"#{approval.pk} {approval.title}"
             extra_context["own_request"] = approval.proposed_by_id == request.user.pk
         return super().change_view(request, object_id, form_url, extra_context)
 
@@ -218,7 +204,7 @@ class ApprovalAdmin(ReadOnlyAdmin):
                 self.message_user(request, f"Request #{approval.pk} {done}.", messages.SUCCESS)
             return HttpResponseRedirect(object_url(Approval, approval.pk))
         return self.action_form_response(
-            request, title=f"{verb.capitalize()} request #{approval.pk}: {approval_title(approval)}", form=form,
+            request, title=f"{verb.capitalize()} request #{approval.pk}: {approval.title}", form=form,
             objects=[], original=approval,
             details=[("Action", approval.get_action_display()), ("Proposed by", approval.proposed_by),
                      ("Reason", approval.reason), ("Change", self.diff(approval))],
@@ -233,7 +219,7 @@ class ApprovalAdmin(ReadOnlyAdmin):
         would be: by the approver, naming the request and its proposer."""
         target = OBJECT_MODELS[approval.object_type].objects.filter(pk=approval.object_id).first()
         if target is not None:
-            self.log_change(request, target, f"{approval_title(approval)}: request #{approval.pk} by "
+            self.log_change(request, target, f"{approval.title}: request #{approval.pk} by "
                                              f"{approval.proposed_by}, approved: {reason}")
 
     def approve_view(self, request, approval):

@@ -6,6 +6,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from approvals.choices import ApprovalAction, ApprovalStatus
+from core.money import money_text
 
 
 class Approval(models.Model):
@@ -45,8 +46,23 @@ class Approval(models.Model):
         ]
 
     def __str__(self):
-        # The full title, with the amount or fields, is the admin's (approvals.admin.approval_title).
-        return f"Request #{self.pk}: {self.get_action_display()}"
+        return f"Request #{self.pk}: {self.title}"
+
+    @property
+    def title(self) -> str:
+        """The request as people say it, from its ``changes``: "Adjust account player-7 by −120.00 EUR"."""
+        changes = self.changes or {}
+        if self.action == ApprovalAction.ACCOUNT_ADJUST:
+            amount = changes.get("amount")
+            shown = money_text(amount, changes.get("currency", "")) if amount is not None else "an amount"
+            return f"Adjust account {changes.get('account')} by {shown}"
+        if self.action == ApprovalAction.ROUND_VOID:
+            return f"Void round #{changes.get('round', self.object_id)} of game {changes.get('game')}"
+        if self.action == ApprovalAction.GAME_CREATE:
+            return f"Create the active game {changes.get('slug')}"
+        verb = "Activate" if self.action == ApprovalAction.GAME_ACTIVATE else "Change"
+        fields = ", ".join(name.replace("_", " ") for name in changes)
+        return f"{verb} game {self.object_id}" + (f": {fields}" if fields else "")
 
     @property
     def current_status(self) -> str:

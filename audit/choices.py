@@ -42,6 +42,8 @@ class AuditAction(models.TextChoices):
     WEBHOOK_REDELIVERED = "webhook.redelivered", "Webhook redelivered"
     LOGIN_LOCKED_OUT = "auth.locked_out", "User name locked out after failed log-ins"
     PERIODIC_TASK_CHANGED = "periodic_task.changed", "Periodic task changed"
+    PARTITIONS_ARCHIVED = "partitions.archived", "Months archived (their manifests)"
+    PARTITIONS_RESTORED = "partitions.restored", "Archived months restored"
     LOGGED_IN = "auth.logged_in", "Logged in"
     TOKEN_REFUSED = "auth.token_refused", "API token refused"
     TOKEN_CREATED = "auth.token_created", "API token made"

@@ -22,6 +22,9 @@ _http_request = contextvars.ContextVar("audit_http_request", default=None)
 # What the request or task is about, for its log lines; None outside either (nothing to attach to).
 _log_fields = contextvars.ContextVar("audit_log_fields", default=None)
 USER_AGENT_CHARS = 256  # a user agent is kept (authentication log) cut to this length
+# What the database cannot store in an event (a NUL, a lone surrogate) nor a reader should see
+# (other control characters): replaced in a user agent, which the client writes as it likes.
+_UNKEPT_IN_USER_AGENT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # fits AuditEvent.request_id; nothing a log could misread
 LOG_FIELDS = ("user", "game", "round", "bet")
 
@@ -30,7 +33,7 @@ LOG_FIELDS = ("user", "game", "round", "bet")
 def request_context(request_id: str, source_ip: str | None, user=None, user_agent: str = "", request=None):
     meta_token = _request_meta.set({"request_id": request_id, "source_ip": source_ip})
     user_token = _request_user.set(user)
-    agent_token = _user_agent.set(str(user_agent or "")[:USER_AGENT_CHARS])
+    agent_token = _user_agent.set(_UNKEPT_IN_USER_AGENT.sub("\ufffd", str(user_agent or "")[:USER_AGENT_CHARS]))
     request_token = _http_request.set(request)
     fields_token = _log_fields.set({})
     try:

@@ -95,7 +95,9 @@ class AuditLeaf(models.Model):
     hash, SHA-256(0x00 ‖ the event's canonical entry) as in RFC 6962. Append-only."""
 
     index = models.BigIntegerField(primary_key=True, validators=[MinValueValidator(0)])
-    event = models.OneToOneField(AuditEvent, on_delete=models.PROTECT, related_name="leaf")
+    # No foreign key in the database: an archived month of events is detached from the table, its
+    # leaves stay (audit.verification checks each leaf's event, online or in an archived month).
+    event = models.OneToOneField(AuditEvent, on_delete=models.PROTECT, related_name="leaf", db_constraint=False)
     hash = models.CharField(max_length=64, validators=[hex_hash])
 
     class Meta:

@@ -14,6 +14,7 @@ from pathlib import Path
 from django.conf import settings
 
 from audit import heads, merkle
+from audit.archives import archived_ranges, check_archives
 from audit.chain import HASHED_FIELDS, leaf_entry
 from audit.models import AuditEvent, AuditHead, AuditLeaf, AuditSequencerState
 
@@ -27,36 +28,61 @@ class LogCheck:
     heads_checked: int = 0
     published_checked: int = 0
     pending: int = 0
+    archived: int = 0  # leaves whose events are in archived months
+    archived_checked: int = 0  # of those, checked against the archive files given
     problem: str | None = None
 
 
-def _walk(check: LogCheck, roots_wanted: dict[int, str]) -> dict[int, str]:
-    """Recompute every leaf in index order; the roots at the sizes wanted (size -> hex root)."""
+def _events(ids: list) -> dict:
+    """{id: values} of the online events among ``ids``."""
+    rows = AuditEvent.objects.filter(id__in=ids).values("id", *HASHED_FIELDS)
+    return {row["id"]: row for row in rows}
+
+
+def _walk(check: LogCheck, roots_wanted: dict[int, str], archived: list) -> dict[int, str]:
+    """Recompute every leaf in index order; the roots at the sizes wanted (size -> hex root). A leaf
+    whose event is not online must lie in an archived month (``archived``: (id_from, id_to)); its
+    stored hash goes into the roots, and the archive files check it (``_check_archives``)."""
     stream, roots = merkle.RootStream(), {}
     if 0 in roots_wanted:
         roots[0] = merkle.EMPTY_ROOT.hex()
-    fields = ["index", "hash", "event_id", *(f"event__{name}" for name in HASHED_FIELDS)]
-    for row in AuditLeaf.objects.order_by("index").values(*fields).iterator(chunk_size=CHUNK):
-        index = stream.size
-        if row["index"] != index:
-            check.problem = (f"missing event: leaf {index} is gone (the log jumps to leaf {row['index']}, "
-                             f"event {row['event_id']})")
-            return roots
-        values = {"id": row["event_id"], **{name: row[f"event__{name}"] for name in HASHED_FIELDS}}
-        leaf = merkle.leaf_hash(leaf_entry(values))
-        if leaf.hex() != row["hash"]:
-            elsewhere = AuditLeaf.objects.filter(hash=leaf.hex()).exclude(index=index).values_list("index", flat=True)
-            if elsewhere:
-                check.problem = (f"reordered event: event {row['event_id']} at leaf {index} "
-                                 f"was sequenced at leaf {elsewhere[0]}")
+    leaves = AuditLeaf.objects.order_by("index").values_list("index", "hash", "event_id")
+    chunk = []
+    for row in [*leaves.iterator(chunk_size=CHUNK), None]:
+        if row is not None:
+            chunk.append(row)
+            if len(chunk) < CHUNK:
+                continue
+        events = _events([event_id for _index, _hash, event_id in chunk])
+        for index, stored, event_id in chunk:
+            if index != stream.size:
+                check.problem = (f"missing event: leaf {stream.size} is gone (the log jumps to leaf {index}, "
+                                 f"event {event_id})")
+                return roots
+            if event_id in events:
+                leaf = merkle.leaf_hash(leaf_entry(events[event_id]))
+                if leaf.hex() != stored:
+                    check.problem = _misplaced(event_id, index, leaf)
+                    return roots
+            elif any(low <= event_id < high for low, high in archived):
+                check.archived += 1
+                leaf = bytes.fromhex(stored)
             else:
-                check.problem = f"altered event: event {row['event_id']} at leaf {index} no longer gives its leaf hash"
-            return roots
-        stream.append(leaf)
-        if stream.size in roots_wanted:
-            roots[stream.size] = stream.root().hex()
+                check.problem = f"missing event: event {event_id} of leaf {index} is neither online nor archived"
+                return roots
+            stream.append(leaf)
+            if stream.size in roots_wanted:
+                roots[stream.size] = stream.root().hex()
+        chunk = []
     check.tree_size, check.root_hash = stream.size, stream.root().hex()
     return roots
+
+
+def _misplaced(event_id: int, index: int, leaf: bytes) -> str:
+    elsewhere = AuditLeaf.objects.filter(hash=leaf.hex()).exclude(index=index).values_list("index", flat=True)
+    if elsewhere:
+        return f"reordered event: event {event_id} at leaf {index} was sequenced at leaf {elsewhere[0]}"
+    return f"altered event: event {event_id} at leaf {index} no longer gives its leaf hash"
 
 
 def _inserted_events():
@@ -83,10 +109,10 @@ def _published(check: LogCheck, directory, stored: dict[int, dict], public_key: 
 
 
 def check_log(against: dict | None = None, *, published: str | Path | None = None,
-              public_key: bytes | None = None) -> LogCheck:
+              public_key: bytes | None = None, archives: str | Path | None = None) -> LogCheck:
     """Check the log with ``public_key`` (by default the configured one: heads.public_key_bytes),
     against every head published to ``published`` (by default AUDIT_HEAD_SINK_DIR; "" for none) and
-    the head ``against``."""
+    the head ``against``; the leaves of archived events against the archive files in ``archives``."""
     check = LogCheck()
     public_key = heads.public_key_bytes() if public_key is None else public_key
     stored = list(AuditHead.objects.order_by("tree_size"))
@@ -106,7 +132,8 @@ def check_log(against: dict | None = None, *, published: str | Path | None = Non
             return check
     if against is not None:
         expected.append((against["tree_size"], against["root_hash"], "the head given"))
-    roots = _walk(check, {size for size, _root, _name in expected})
+    archived = archived_ranges()
+    roots = _walk(check, {size for size, _root, _name in expected}, list(archived))
     if check.problem:
         return check
     for size, root, name in sorted(expected):
@@ -122,4 +149,6 @@ def check_log(against: dict | None = None, *, published: str | Path | None = Non
         check.problem = f"inserted event: event {inserted} is older than the log's sequenced events but not in it"
         return check
     check.pending = AuditEvent.objects.filter(leaf__isnull=True).count()
+    if archives is not None:
+        check_archives(check, archived, Path(archives))
     return check

@@ -207,6 +207,15 @@ for _number, _url in enumerate(env_list("REPLICA_DATABASE_URL"), start=1):
     DATABASES[_alias]["OPTIONS"] = {**DATABASES["default"]["OPTIONS"], **DATABASES[_alias]["OPTIONS"],
                                     "connect_timeout": REPLICA_CONNECT_TIMEOUT_SECONDS}
     DATABASE_REPLICAS.append(_alias)
+# Partition maintenance (audit.partitioning, docs/operations/partitions.md) runs as the tables'
+# owner: the daily task that makes the months ahead connects with PARTITIONS_DATABASE_URL when it is
+# set (production: the owner's URL), else as the application does. The archive keeps
+# RETENTION_MONTHS_ONLINE months online (this one included) unless told --before; nothing is deleted.
+PARTITIONS_DATABASE = "default"
+if os.environ.get("PARTITIONS_DATABASE_URL"):
+    PARTITIONS_DATABASE = "partitions"
+    DATABASES["partitions"] = {**database_urls.parse(os.environ["PARTITIONS_DATABASE_URL"]), "CONN_MAX_AGE": 0}
+RETENTION_MONTHS_ONLINE = int(os.environ.get("RETENTION_MONTHS_ONLINE", "13"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A user name is locked from an address after LOGIN_FAILURE_LIMIT failed log-ins from there, for
@@ -470,6 +479,9 @@ METRICS_ENABLED = env_bool("METRICS_ENABLED", True)
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS")
 METRICS_QUERY_TIMEOUT_MS = int(os.environ.get("METRICS_QUERY_TIMEOUT_MS", "2000"))
+# The request path's counts (requests, bets) are kept in each process and written every
+# METRICS_FLUSH_SECONDS, at a scrape and at exit (docs/decisions/0009); 0 writes each one at once.
+METRICS_FLUSH_SECONDS = float(os.environ.get("METRICS_FLUSH_SECONDS", "1"))
 # /-/ready: the checks wait at most READINESS_TIMEOUT_SECONDS in all, and an answer is reused for
 # READINESS_CACHE_SECONDS (probes faster than that open no more database connections).
 READINESS_TIMEOUT_SECONDS = float(os.environ.get("READINESS_TIMEOUT_SECONDS", "2"))

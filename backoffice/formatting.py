@@ -5,6 +5,8 @@ from fractions import Fraction
 
 from django.utils import formats, timezone
 
+from core.money import money_text
+
 EMPTY = "—"  # what a page shows where there is no value
 
 
@@ -25,11 +27,7 @@ def timestamp(value) -> str:
 
 
 def money(value, currency: str = "", *, signed: bool = False) -> str:
-    """An amount as lists, forms and titles write it: thousands separated, two places, its currency, a
-    true minus sign: Decimal("-58131.4") → "−58,131.40"; signed=True writes "+" before a credit."""
+    """An amount as lists, forms and titles write it (core.money.money_text); None → EMPTY."""
     if value is None:
         return EMPTY
-    amount = Decimal(str(value))
-    sign = "−" if amount < 0 else ("+" if signed and amount > 0 else "")
-    text = f"{sign}{abs(amount):,.2f}"
-    return f"{text} {currency}" if currency else text
+    return money_text(value, currency, signed=signed)

@@ -15,6 +15,8 @@ an IPv6 address's /64), and against the name from anywhere.
   (within ``LOGIN_KNOWN_ADDRESS_DAYS``), its password is checked at most once every
   ``LOGIN_SLOWDOWN_SECONDS`` and other attempts are refused unchecked; from an address it has
   logged in from, as usual. Every further failure keeps the slow-down going.
+- Each attempt from an address is counted before its password is checked (atomically in the cache),
+  so attempts sent at once are held to the same limit as attempts sent one by one.
 - An attempt refused unchecked does not count. ``login_locked_out`` is sent once for each lock-out
   and each slow-down (the site records it in the audit trail: the user name and the address, never
   a password). A successful log-in clears its address's count and remembers the address.
@@ -22,7 +24,8 @@ an IPv6 address's /64), and against the name from anywhere.
   lock-out and the slow-down of the name at once, and sends ``login_unlocked`` (audited).
 - Wrong second-factor codes (backoffice.second_factor) count per person, from every address: after
   ``LOGIN_FAILURE_LIMIT`` of them within ``LOGIN_LOCKOUT_SECONDS`` no code is checked for that long
-  (``unlock`` ends this too).
+  (``unlock`` ends this too). Each code is counted before it is checked (a right one clears the
+  count), so codes sent at once get no more checks than codes sent one by one.
 """
 
 import hashlib
@@ -41,6 +44,7 @@ login_unlocked = Signal()  # sent with username=, by= (the administrator), user=
 
 LOCKED, SLOWED = "locked", "slowed"
 REFUSED_ATTRIBUTE = "login_refused"  # set on the request whose log-in was refused unchecked
+ATTEMPT_ATTRIBUTE = "login_attempt"  # its number from its address, counted before its password is checked
 NO_ADDRESS = "-"
 
 
@@ -102,6 +106,13 @@ def refusal(username: str, request=None) -> str | None:
     slowed = 0 < settings.LOGIN_SLOWDOWN_AFTER <= held.get(keys.name, 0)
     if slowed and not held.get(keys.known) and not cache.add(keys.slot, 1, timeout=settings.LOGIN_SLOWDOWN_SECONDS):
         return SLOWED
+    if request is not None:
+        # Counted before the password is checked, in one atomic step: log-ins sent at once from one
+        # address get no more checks than LOGIN_FAILURE_LIMIT (a right password clears the count).
+        attempt = _count(keys.pair)
+        if attempt > settings.LOGIN_FAILURE_LIMIT:
+            return LOCKED
+        setattr(request, ATTEMPT_ATTRIBUTE, attempt)
     return None
 
 
@@ -110,7 +121,8 @@ def record_failure(sender, credentials, request=None, **kwargs) -> None:
         return  # refused unchecked: nothing was guessed
     username = str(credentials.get("username") or "")
     keys = _Keys(username, _address(request))
-    if _count(keys.pair) == settings.LOGIN_FAILURE_LIMIT:
+    attempt = request.__dict__.pop(ATTEMPT_ATTRIBUTE, None) if request is not None else None
+    if (attempt or _count(keys.pair)) == settings.LOGIN_FAILURE_LIMIT:
         cache.touch(keys.pair, settings.LOGIN_LOCKOUT_SECONDS)  # the lock-out lasts its full time from now
         login_locked_out.send(sender=LockoutBackend, username=username, address=keys.address, slowed=False)
     if settings.LOGIN_SLOWDOWN_AFTER > 0:
@@ -140,12 +152,19 @@ def second_factor_locked(username: str) -> bool:
     return cache.get(_Keys(username, None).codes, 0) >= settings.LOGIN_FAILURE_LIMIT
 
 
-def record_second_factor_failure(username: str) -> bool:
-    """Count a wrong code; True when it is the one that locks the second factor (for its full time)."""
-    key = _Keys(username, None).codes
-    if _count(key) != settings.LOGIN_FAILURE_LIMIT:
+def second_factor_attempt(username: str) -> int:
+    """Count a code about to be checked: its number among the person's codes since the last right one
+    (within LOGIN_LOCKOUT_SECONDS). Counted before the check, in one atomic step, so that codes sent
+    at once cannot all be checked before the first wrong one counts: beyond LOGIN_FAILURE_LIMIT none is."""
+    return _count(_Keys(username, None).codes)
+
+
+def second_factor_failed(username: str, attempt: int) -> bool:
+    """Attempt number ``attempt`` was a wrong code: True when it is the one that locks the second
+    factor (which then lasts its full time from now)."""
+    if attempt != settings.LOGIN_FAILURE_LIMIT:
         return False
-    cache.touch(key, settings.LOGIN_LOCKOUT_SECONDS)
+    cache.touch(_Keys(username, None).codes, settings.LOGIN_LOCKOUT_SECONDS)
     return True
 
 

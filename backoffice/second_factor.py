@@ -9,7 +9,8 @@ recovery codes, entered after the password before any admin page or session API 
   session (``is_verified``: still one of the person's); ``VERIFIED_AT`` keeps when a code was last entered, which
   ``is_fresh`` compares with STEP_UP_MINUTES (backoffice.step_up).
 - **Brute force**: a wrong code counts against the person (backoffice.lockout): LOGIN_FAILURE_LIMIT of
-  them lock the second factor for LOGIN_LOCKOUT_SECONDS, and no code is checked meanwhile.
+  them lock the second factor for LOGIN_LOCKOUT_SECONDS, and no code is checked meanwhile. Each code
+  is counted before it is checked, so codes sent at once are held to the same limit.
 - **Reset** by an administrator deletes the person's devices: they enrol again at their next log-in.
 - Every session of a person ends when their devices change (backoffice.staff_sessions), but the one
   that enrolled.
@@ -129,19 +130,22 @@ def _entered(request, device) -> None:
     lockout.clear_second_factor_failures(request.user.get_username())
 
 
-def _refused(request, purpose: str) -> str | None:
+def _attempt(request, purpose: str) -> int | None:
+    """This code's number among the person's (counted before it is checked: backoffice.lockout), or
+    None when the second factor is locked and no code is checked."""
     user = request.user
-    if lockout.second_factor_locked(user.get_username()):
+    attempt = lockout.second_factor_attempt(user.get_username())
+    if attempt > settings.LOGIN_FAILURE_LIMIT:
         second_factor_checked.send(sender=TOTPDevice, request=request, user=user, purpose=purpose,
                                    outcome=REFUSED_LOCKED)
-        return REFUSED_LOCKED
-    return None
+        return None
+    return attempt
 
 
-def _wrong(request, purpose: str) -> str:
+def _wrong(request, purpose: str, attempt: int) -> str:
     user = request.user
     second_factor_checked.send(sender=TOTPDevice, request=request, user=user, purpose=purpose, outcome=WRONG_CODE)
-    if lockout.record_second_factor_failure(user.get_username()):
+    if lockout.second_factor_failed(user.get_username(), attempt):
         second_factor_locked_out.send(sender=TOTPDevice, request=request, user=user)
     return WRONG_CODE
 
@@ -150,12 +154,13 @@ def confirm_enrolment(request, code) -> list | str:
     """The first code of the enrolment's device: the recovery codes (the device is confirmed and the
     session verified, and stays signed in), or WRONG_CODE / REFUSED_LOCKED."""
     user = request.user
-    if refused := _refused(request, ENROLMENT):
-        return refused
+    if (attempt := _attempt(request, ENROLMENT)) is None:
+        return REFUSED_LOCKED
     with transaction.atomic():
         device = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=False).order_by("pk").first()
-        if device is None or not device.verify_token(_normalised(code)):
-            return _wrong(request, ENROLMENT)
+        code = _normalised(code)
+        if device is None or not (code.isascii() and code.isdigit()) or not device.verify_token(code):
+            return _wrong(request, ENROLMENT, attempt)
         TOTPDevice.objects.filter(user=user).exclude(pk=device.pk).delete()
         device.confirmed = True
         device.save(update_fields=["confirmed"])
@@ -170,20 +175,22 @@ def verify(request, code, purpose: str) -> str:
     """Check a code of the signed-in person (an authenticator's, or a recovery code, used up): SUCCEEDED,
     RECOVERY_CODE, WRONG_CODE or REFUSED_LOCKED. On success the session is verified, and fresh."""
     user = request.user
-    if refused := _refused(request, purpose):
-        return refused
+    if (attempt := _attempt(request, purpose)) is None:
+        return REFUSED_LOCKED
     code = _normalised(code)
     with transaction.atomic():
         # Locked: two requests with one code cannot both pass (django-otp keeps the last time step used).
         totp = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=True).first()
         recovery = StaticDevice.objects.select_for_update().filter(user=user, confirmed=True).first()
-        if totp is not None and code.isdigit() and totp.verify_token(code):
+        # ASCII digits only: Python (and django-otp) would read other scripts' digits as the same number.
+        digits = code.isascii() and code.isdigit()
+        if totp is not None and digits and totp.verify_token(code):
             device, outcome, details = totp, SUCCEEDED, {}
-        elif recovery is not None and not code.isdigit() and recovery.verify_token(code):
+        elif recovery is not None and not digits and recovery.verify_token(code):
             device, outcome = recovery, RECOVERY_CODE
             details = {"recovery_codes_left": recovery.token_set.count()}
         else:
-            return _wrong(request, purpose)
+            return _wrong(request, purpose, attempt)
         second_factor_checked.send(sender=TOTPDevice, request=request, user=user, purpose=purpose, outcome=outcome,
                                    **details)
     _entered(request, device)

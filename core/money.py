@@ -24,3 +24,12 @@ def parse_money(value, *, field: str, validator: Callable[[Decimal], None] | Non
         except ValidationError as error:
             raise ValidationError({field: error.messages}) from None
     return amount
+
+
+def money_text(amount, currency: str = "", *, signed: bool = False) -> str:
+    """An amount as people read it: thousands separated, two places, its currency, a true minus sign:
+    Decimal("-58131.4") → "−58,131.40"; signed=True writes "+" before a credit."""
+    amount = Decimal(str(amount))
+    sign = "−" if amount < 0 else ("+" if signed and amount > 0 else "")
+    text = f"{sign}{abs(amount):,.2f}"
+    return f"{text} {currency}" if currency else text

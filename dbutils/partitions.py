@@ -116,14 +116,25 @@ def _attach(cursor, table: str, name: str, low: int, high: int) -> None:
     _execute(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(_identifier(name), _identifier(check)))
 
 
+def legacy_end(table: str, *, using: str = DEFAULT_DB_ALIAS) -> int:
+    """The first id above the legacy partition of ``table`` (0 if it has none)."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT pg_get_expr(relpartbound, oid) FROM pg_class WHERE oid = to_regclass(%s)",
+                       [f"{table}_legacy"])
+        found = cursor.fetchone()
+    bound = re.search(r"TO \('?(-?\d+)'?\)", found[0]) if found and found[0] else None
+    return int(bound[1]) if bound else 0
+
+
 def ensure(table: str, *, ahead: int = 2, today: date | None = None, using: str = DEFAULT_DB_ALIAS) -> list:
-    """Attach the partitions of the current month and ``ahead`` months after it that are missing;
-    their names. Each is made in a transaction of its own."""
+    """Attach the partitions of the current month and ``ahead`` months after it that are missing
+    (and not within the legacy partition); their names. Each is made in a transaction of its own."""
     month = (today or date.today()).replace(day=1)
     present = month_partitions(table, using=using)
+    legacy = legacy_end(table, using=using)
     made = []
     for _ in range(ahead + 1):
-        if month not in present:
+        if month not in present and month_start_id(month) >= legacy:
             name = partition_name(table, month)
             with transaction.atomic(using=using), connections[using].cursor() as cursor:
                 _create_and_attach(cursor, table, name, month)

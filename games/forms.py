@@ -11,6 +11,7 @@ from fractions import Fraction
 from django import forms
 from django.core.exceptions import ValidationError
 
+from audit.forms import ReasonForm
 from backoffice.formatting import money, percent
 from backoffice.forms import ExactDecimalFormField
 from games.choices import BetType
@@ -240,7 +241,10 @@ def optional_client_seed(value: str):
 
 # --- Intermediate action forms --------------------------------------------------------------------
 
-class RotateSeedForm(forms.Form):
+class RotateSeedForm(ReasonForm):
+    """The reason of a rotation (audited) and, optionally, the new pair's client seed."""
+
+    field_order = ["reason", "client_seed"]
     client_seed = forms.CharField(
         required=False, max_length=64, strip=False,
         help_text="The new pair's client seed: 1 to 64 of A-Z, a-z, 0-9, and - . _ ~ after the first character. "

@@ -343,6 +343,9 @@ UNPAID_BET_STATUSES = (BetStatus.PENDING, BetStatus.HELD)
 
 
 class Bet(models.Model):
+    """A bet on a round. Its idempotency key is unique per client by the primary key of BetKey, a
+    table of its own written with every bet (not a unique index here: see BetKey)."""
+
     # No index of their own on the three foreign keys: the indexes below lead with each of them, and
     # every index is one more write on every bet (and a single-column one lures the planner into
     # reading all of a client's bets to find a few idempotency keys).
@@ -373,7 +376,6 @@ class Bet(models.Model):
         ordering = ["-id"]
         permissions = [("place_bet", "Can place bets"), ("settle_held_bet", "Can settle held bets")]
         constraints = [
-            models.UniqueConstraint(fields=["client", "idempotency_key"], name="bet_idempotency_key_unique"),
             models.CheckConstraint(condition=Q(bet_type__in=BetType.values), name="bet_type_valid"),
             models.CheckConstraint(condition=Q(idempotency_key__regex=IDEMPOTENCY_KEY_CHECK_PATTERN),
                                    name="bet_idempotency_key_visible_ascii"),
@@ -404,9 +406,32 @@ class Bet(models.Model):
             models.Index(fields=["round", "status"], name="bet_round_status_idx"),
             models.Index(fields=["account", "-id"], name="bet_account_idx"),
             models.Index(fields=["status", "-id"], name="bet_status_idx"),
-            # The admin's search by key (the unique (client, key) leads with the client).
+            # The admin's search by key (BetKey's primary key leads with the client).
             models.Index(fields=["idempotency_key"], name="bet_idempotency_key_idx"),
         ]
 
     def __str__(self):
         return f"Bet {self.pk}: {self.bet_type} {self.stake} on round {self.round_id}"
+
+
+class BetKey(models.Model):
+    """A bet's idempotency key, unique per client for ever: the database's primary key (client, key).
+
+    Written with its bet in the same statement or transaction by every path that places bets
+    (games.writes for a single bet, either way, and bulk bets in games.services): a reused key fails
+    that write with an IntegrityError on ``games_betkey_pkey``, and a replay finds the earlier bet
+    here. A table of its own rather than a unique index on the bets, so that the bets can be
+    partitioned by month (every unique index of a partitioned table must hold its partition key);
+    the keys of archived bets stay. No foreign keys: each would cost a check per bet, and a key
+    outlives an archived bet.
+    """
+
+    pk = models.CompositePrimaryKey("client_id", "idempotency_key")
+    client = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.DO_NOTHING, related_name="+",
+                               db_index=False, db_constraint=False)
+    idempotency_key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_LENGTH)
+    bet = models.ForeignKey(Bet, on_delete=models.DO_NOTHING, related_name="+", db_index=False,
+                            db_constraint=False)
+
+    def __str__(self):
+        return f"{self.idempotency_key} → bet {self.bet_id}"

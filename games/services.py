@@ -23,7 +23,7 @@ from dbutils.updates import update_rows
 from games import locks, selectors, writes
 from games.choices import BetStatus, BetType, GameStatus, RoundStatus
 from games.engine import Dealer, server_seed_hash
-from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
+from games.models import Bet, BetKey, GameInstance, Round, RtpPolicy, SeedPair
 from games.signals import round_dealt, round_voided, seeds_revealed
 from games.validators import is_safe_client_seed, validate_client_seed_field, validate_idempotency_key
 from wallet.choices import LedgerKind
@@ -154,14 +154,16 @@ def _seed_pair_start(*, game: GameInstance, client_seed: str | None) -> SeedPair
 
 
 @transaction.atomic
-def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple[SeedPair, SeedPair]:
-    """Retire the active pair and start a new one, at any time. Returns (retired pair, new pair).
+def seed_rotate(*, game_id: int, actor, reason: str, client_seed: str | None = None) -> tuple[SeedPair, SeedPair]:
+    """Retire the active pair and start a new one, at any time, for ``reason`` (required, audited).
+    Returns (retired pair, new pair).
 
     The new pair takes the next round at once. The retired pair is revealed now if none of its
     rounds is open, or else as soon as its last open round is dealt or voided (``_reveal_if_done``);
     ``retired.is_revealed`` tells which. Under steady play some round is nearly always open, so
     waiting for a quiet moment would starve rotation.
     """
+    reason = required_reason(reason)
     if client_seed is not None:
         client_seed = _checked_client_seed(client_seed)
     pair = locks.lock_active_seed_pair(game_id)
@@ -178,7 +180,7 @@ def seed_rotate(*, game_id: int, actor, client_seed: str | None = None) -> tuple
     new_pair = _seed_pair_start(game=pair.game, client_seed=client_seed or kept)
     audit_record(actor=actor, action=AuditAction.SEED_PAIR_RETIRED, obj=pair,
                  after={"server_seed_hash": pair.server_seed_hash, "open_rounds": open_rounds,
-                        "successor_hash": new_pair.server_seed_hash})
+                        "successor_hash": new_pair.server_seed_hash}, reason=reason)
     if not open_rounds:
         _seed_pair_reveal(pair, actor=actor)
     return pair, new_pair
@@ -378,11 +380,12 @@ def _wanted_bet(*, account_external_id, bet_type, stake, idempotency_key) -> Wan
 
 
 def _earlier_bets(client, keys) -> dict:
-    """The client's bets under these idempotency keys, by key."""
-    earlier = Bet.objects.filter(client=client, idempotency_key__in=set(keys))
+    """The client's bets under these idempotency keys (found by BetKey), by key."""
+    keyed = BetKey.objects.filter(client=client, idempotency_key__in=set(keys))
     # Nearly always none: a plain look-up first, the bets with what a replay answers only if any.
-    if not earlier.exists():
+    if not keyed.exists():
         return {}
+    earlier = Bet.objects.filter(pk__in=keyed.values("bet_id"))
     return {bet.idempotency_key: bet for bet in earlier.select_related("round__game", "account", "client")}
 
 
@@ -442,8 +445,8 @@ def bet_place(*, round_id: int, account_external_id: str, bet_type: str, stake, 
 
     A replay with the same idempotency key and the same content returns the original bet and
     debits nothing; the same key with different content is a Conflict. A new key (the usual case)
-    is not looked up first: the unique (client, key) refuses a used one, and only then, or when the
-    bet is refused for any other reason, is the original looked for.
+    is not looked up first: BetKey's primary key (client, key), written with the bet, refuses a used
+    one, and only then, or when the bet is refused for any other reason, is the original looked for.
     """
     wanted = _wanted_bet(account_external_id=account_external_id, bet_type=bet_type, stake=stake,
                          idempotency_key=idempotency_key)
@@ -546,11 +549,10 @@ def _bets_accept(*, wanted_by_round: dict, client) -> dict:
         accepted[round_id, index] = _new_bet(rounds[round_id], account, bet_wanted, client, placed_at)
         first_with_key[key] = round_id, index
     if accepted:
-        # Inserted in the order of their keys, as every bulk request inserts its own: two requests
-        # holding the same keys then meet at the first of them, and never each wait at the unique
-        # index for a key the other holds (a deadlock).
+        # Inserted in the order of their keys, and their keys too (writes.bet_keys_insert says why).
         accepted = dict(sorted(accepted.items(), key=lambda item: item[1].idempotency_key))
         bets = Bet.objects.bulk_create(accepted.values())
+        writes.bet_keys_insert(bets)
         ledger_post_many(accounts={account.pk: account for account in accounts.values()},
                          postings=[(bet.account_id, bet.pk, LedgerKind.STAKE, -bet.stake) for bet in bets])
         audit_record_many(actor=client, action=AuditAction.BET_ACCEPTED, changes=[

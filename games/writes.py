@@ -1,5 +1,6 @@
-"""The write of a new bet: the checks, the debit, the bet, its stake entry and its audit event in one
-statement, which is its own transaction.
+"""The write of a new bet: the checks, the debit, the bet, its idempotency key (BetKey), its stake
+entry with its effect (LedgerEffect) and its audit event in one statement, which is its own
+transaction.
 
 It is games.services' checks (``_refusal``), wallet.services.ledger_post and
 audit.services.audit_record fused with the bet's insert, for the one path where the number of
@@ -24,10 +25,11 @@ from audit.models import AuditEvent
 from audit.services import audit_event_columns, audit_record, audit_written
 from games.choices import BetStatus, GameStatus, RoundStatus
 from games.locks import OPEN_ROUND_FOR_SHARE
-from games.models import Bet, GameInstance, Round
+from games.models import Bet, BetKey, GameInstance, Round
 from wallet.choices import LedgerKind
-from wallet.models import Account, LedgerEntry
+from wallet.models import Account, LedgerEffect, LedgerEntry
 from wallet.services import ledger_post
+from wallet.writes import BULK_BATCH, array_literal
 
 # The game's multiplier for the bet's type: GameInstance.multipliers.for_bet in SQL.
 _MULTIPLIER = " ".join(f"WHEN '{bet_type}' THEN g.{GameInstance._meta.get_field(field).column}"
@@ -60,6 +62,10 @@ _BET_PLACE = f"""
         FROM debit, allowed
         RETURNING id
     ),
+    key AS (
+        INSERT INTO {BetKey._meta.db_table} (client_id, idempotency_key, bet_id)
+        SELECT %(client_id)s, %(idempotency_key)s, bet.id FROM bet
+    ),
     event AS (
         INSERT INTO {AuditEvent._meta.db_table} (created_at, actor_user_id, actor, action, object_type, object_id,
                                                  before, after, reason, request_id, source_ip)
@@ -73,6 +79,9 @@ _BET_PLACE = f"""
         SELECT allowed.account_id, bet.id, %(kind)s, -%(stake)s, debit.balance, '', %(placed_at)s
         FROM bet, debit, allowed
         RETURNING bet_id, balance_after
+    ),
+    effect AS (
+        INSERT INTO {LedgerEffect._meta.db_table} (bet_id, kind) SELECT bet.id, %(kind)s FROM bet
     )
     SELECT facts.game_id, facts.game_slug, facts.multiplier, facts.account_id, facts.account_currency,
            entry.bet_id, entry.balance_after
@@ -107,7 +116,7 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
     written, when a check failed or there is no such round (the statement answers no row): the
     caller then reads again to say why. ``after`` is the event's content but for the multiplier,
     which the statement reads from the game. A used idempotency key raises IntegrityError (the
-    unique (client, key)).
+    primary key of BetKey, which the statement writes too).
     """
     with connections[using].cursor() as cursor:
         cursor.execute(_BET_PLACE, {
@@ -145,5 +154,33 @@ def bet_insert(bet: Bet, *, actor, action: str, after: dict) -> None:
     account loaded and locked), debit its stake and record its audit event, inside the caller's
     transaction."""
     bet.save(force_insert=True)
+    BetKey.objects.create(client_id=bet.client_id, idempotency_key=bet.idempotency_key, bet_id=bet.pk)
     ledger_post(account=bet.account, bet_id=bet.pk, kind=LedgerKind.STAKE, amount=-bet.stake)
     audit_record(actor=actor, action=action, obj=bet, after=after)
+
+
+def bet_keys_insert(bets: list, using: str = DEFAULT_DB_ALIAS) -> None:
+    """The idempotency keys (BetKey) of bets just inserted in this transaction (bulk bets), in the
+    order of their keys, as every bulk request writes its own: two requests holding the same keys then
+    meet at the first of them, and never each wait at the primary key for one the other holds (a
+    deadlock). A used key raises IntegrityError.
+
+    Set-based, one statement reading the keys from the bets (only their ids travel); off
+    ``settings.BULK_WRITES_IN_ONE_STATEMENT``, the ORM's bulk_create of the same rows.
+    """
+    if not bets:
+        return
+    if settings.BULK_WRITES_IN_ONE_STATEMENT:
+        with connections[using].cursor() as cursor:
+            cursor.execute(
+                f"""INSERT INTO {BetKey._meta.db_table} (client_id, idempotency_key, bet_id)
+                    SELECT client_id, idempotency_key, id FROM {Bet._meta.db_table}
+                    WHERE id = ANY(%s::bigint[]) ORDER BY idempotency_key COLLATE "C" """,
+                [array_literal(bet.pk for bet in bets)],
+            )
+        return
+    BetKey.objects.using(using).bulk_create(
+        [BetKey(client_id=bet.client_id, idempotency_key=bet.idempotency_key, bet_id=bet.pk)
+         for bet in sorted(bets, key=lambda bet: bet.idempotency_key)],
+        batch_size=BULK_BATCH,
+    )

@@ -2,7 +2,8 @@
 
 Under gunicorn and Celery (PROMETHEUS_MULTIPROC_DIR set) the processes' metrics are read from that
 directory, summed over every process that wrote there, the dead ones' included; otherwise they are
-this process's (with its CPU, memory and file descriptors).
+this process's (with its CPU, memory and file descriptors). This process's pending counts are
+written first (monitoring.batching); the other processes' are at most METRICS_FLUSH_SECONDS old.
 """
 
 import os
@@ -12,6 +13,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from monitoring.collector import DatabaseCollector, ReadinessCollector
+from monitoring.metrics import PENDING
 
 # The text format every Prometheus reads (the names here need none of 1.0.0's escaping).
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -25,6 +27,7 @@ class _ThisProcess:
 
 
 def exposition() -> tuple[bytes, str]:
+    PENDING.flush()
     registry = CollectorRegistry()
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         MultiProcessCollector(registry)

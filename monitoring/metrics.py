@@ -6,10 +6,16 @@ first imported), and /metrics sums them over the processes, the dead ones' count
 that directory (runserver, the tests) they live in the process, in the default registry.
 The figures read from the database (backlogs, pending work) are not here: ``collector`` reads them
 when /metrics is scraped.
+
+The request path's metrics (HTTP requests, bets) are counted through ``PENDING`` (monitoring.batching:
+in memory, written every METRICS_FLUSH_SECONDS); settlement and Celery tasks, off that path, are
+observed on their metrics directly.
 """
 
+from django.conf import settings
 from prometheus_client import Counter, Histogram
 
+from monitoring.batching import batch
 from monitoring.multiprocess import ensure_directory
 
 ensure_directory()  # before the first value's file is made (a Celery worker may start before gunicorn made it)
@@ -43,14 +49,4 @@ TASK_FAILURES = Counter("baccarat_celery_task_failures", "Celery tasks that rais
                         ["task", "queue"])
 
 
-_children: dict = {}
-
-
-def labelled(metric, *labels):
-    """The metric's child for these label values, found once per process (``labels()`` takes a lock
-    and checks the values every time: on a single bet, more than the increment itself)."""
-    children = _children.setdefault(metric, {})
-    child = children.get(labels)
-    if child is None:
-        child = children[labels] = metric.labels(*labels)
-    return child
+PENDING = batch(settings.METRICS_FLUSH_SECONDS)

@@ -7,18 +7,23 @@ session table. Only GET and HEAD are answered (405 otherwise).
 
 ``RequestMetricsMiddleware`` times every other request and counts its database queries, labelled by
 the view that answered (its URL name, e.g. ``api:round-bets``; ``unmatched`` for a 404 no route
-took), the method and the status. With METRICS_ENABLED off it removes itself (MiddlewareNotUsed).
+took), the method and the status, kept in memory and written in batches (monitoring.batching). The
+statements are counted by one execute wrapper installed on each connection as it connects, rather
+than one added to and removed from every connection around each request. With METRICS_ENABLED off
+it removes itself (MiddlewareNotUsed).
 """
 
 import hmac
 import ipaddress
 import json
+import threading
 import time
 from functools import lru_cache
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, MiddlewareNotUsed
 from django.db import connections
+from django.db.backends.signals import connection_created
 from django.http import HttpResponse, HttpResponseNotAllowed
 
 from backoffice.addresses import client_address, parse_address
@@ -87,44 +92,48 @@ class ProbeMiddleware:
         return answer(request)
 
 
-class QueryCounter:
-    """A database execute wrapper that counts the statements it sees."""
+class QueryCounter(threading.local):
+    """A database execute wrapper that counts the statements each thread runs; installed once on
+    every connection of the web process (``count_queries_on``), read before and after a request."""
 
-    __slots__ = ("count",)
-
-    def __init__(self):
-        self.count = 0
+    count = 0
 
     def __call__(self, execute, sql, params, many, context):
         self.count += 1
         return execute(sql, params, many, context)
 
 
+QUERIES = QueryCounter()
+
+
+def count_queries_on(connection, **kwargs) -> None:
+    """On a connection as it connects (``connection_created``): its statements counted from then on."""
+    if QUERIES not in connection.execute_wrappers:
+        connection.execute_wrappers.insert(0, QUERIES)
+
+
 class RequestMetricsMiddleware:
     def __init__(self, get_response):
         if not settings.METRICS_ENABLED:
             raise MiddlewareNotUsed
-        from monitoring import metrics as recorded
+        from monitoring import metrics
 
-        self.recorded = recorded
         self.get_response = get_response
-        self.aliases = list(connections)  # the primary, and any replica
+        self.pending, self.latency, self.queries = metrics.PENDING, metrics.HTTP_LATENCY, metrics.HTTP_QUERIES
+        connection_created.connect(count_queries_on, dispatch_uid="monitoring.count_queries")
+        for alias in connections:  # this thread's connections, made before (the primary, any replica)
+            count_queries_on(connections[alias])
 
     def __call__(self, request):
-        counter = QueryCounter()
-        wrapped = [connections[alias] for alias in self.aliases]
-        for connection in wrapped:
-            connection.execute_wrappers.append(counter)
+        queries = QUERIES.count
         started = time.perf_counter()
-        try:
-            response = self.get_response(request)
-        finally:
-            for connection in wrapped:
-                connection.execute_wrappers.remove(counter)
+        response = self.get_response(request)
         elapsed = time.perf_counter() - started
+        queries = QUERIES.count - queries
         match = request.resolver_match
         view = match.view_name if match is not None else "unmatched"
         method = request.method if request.method in METHODS else "other"
-        self.recorded.labelled(self.recorded.HTTP_LATENCY, view, method, str(response.status_code)).observe(elapsed)
-        self.recorded.labelled(self.recorded.HTTP_QUERIES, view, method).observe(counter.count)
+        # The status as a number: prometheus_client makes every label value a string when it is written.
+        self.pending.observe(self.latency, (view, method, response.status_code), elapsed)
+        self.pending.observe(self.queries, (view, method), queries)
         return response

@@ -51,14 +51,14 @@ def refusal_reason(error: Exception) -> str:
 def count_bets(sender, accepted=(), refused=(), bulk_size=None, **kwargs) -> None:
     if bulk_size is None and len(accepted) == 1:  # a single bet, the hot path
         bet = accepted[0]
-        metrics.labelled(metrics.BETS_ACCEPTED, bet.round.game.slug, bet.bet_type).inc()
+        metrics.PENDING.inc(metrics.BETS_ACCEPTED, (bet.round.game.slug, bet.bet_type))
         return
-    for (game, bet_type), count in collections.Counter((bet.round.game.slug, bet.bet_type) for bet in accepted).items():
-        metrics.labelled(metrics.BETS_ACCEPTED, game, bet_type).inc(count)
+    for labels, count in collections.Counter((bet.round.game.slug, bet.bet_type) for bet in accepted).items():
+        metrics.PENDING.inc(metrics.BETS_ACCEPTED, labels, count)
     for reason, count in collections.Counter(map(refusal_reason, refused)).items():
-        metrics.labelled(metrics.BETS_REFUSED, reason).inc(count)
+        metrics.PENDING.inc(metrics.BETS_REFUSED, (reason,), count)
     if bulk_size is not None:
-        metrics.BULK_SIZE.observe(bulk_size)
+        metrics.PENDING.observe(metrics.BULK_SIZE, (), bulk_size)
 
 
 def observe_settlement(sender, round_ids, **kwargs) -> None:

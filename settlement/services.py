@@ -191,7 +191,7 @@ def settlement_run(*, round_ids=None, limit: int | None = None, worker: str | No
 
     Rounds are claimed with row locks that skip rounds another worker holds, so any number of
     workers (and sweeps) can run at once: a bet's status only changes under its round's lock, the
-    bet update only touches PENDING bets, and the ledger's unique (bet, kind) stops any payout from
+    bet update only touches PENDING bets, and the ledger's effects (LedgerEffect) stop any payout from
     being written twice. The writes are set-based: a handful of statements per batch.
     """
     return _settle_rounds(round_ids, limit or settings.SETTLEMENT_BATCH_ROUNDS, worker=worker, claimed=claimed)
@@ -273,7 +273,7 @@ def held_bet_settle(*, bet_id: int, actor, reason: str) -> Bet:
     """An operator settles a HELD bet at its round's outcome, with its own multiplier; paid once.
 
     Bet.DoesNotExist when there is no such bet; a Conflict (409) when it is not HELD (someone settled
-    it first: the round's row lock orders two operators, and the ledger's unique (bet, kind) stands
+    it first: the round's row lock orders two operators, and the ledger's effects (LedgerEffect) stand
     behind it), or when its writes fail again: it then stays HELD with the new reason, recorded.
     """
     reason = required_reason(reason)

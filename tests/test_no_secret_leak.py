@@ -292,7 +292,8 @@ def test_no_unrevealed_server_seed_leaks_anywhere_after_a_demo_run(transactional
     game_services.rtp_policy_create(actor=admin_user, name="Scan policy")
     approval_gate(wallet_services.account_adjust, external_id=Account.objects.first().external_id,
                   actor=admin_user, amount="50000.00", reason="scan")
-    webhook_services.endpoint_create(actor=admin_user, owner=get_user_model().objects.get(username="integration"),
+    webhook_services.endpoint_create(actor=admin_user, reason="new receiver",
+                                                       owner=get_user_model().objects.get(username="integration"),
                                      url="https://example.invalid/hook",
                                      events=["seeds.revealed", "round.settled"])
     alert_services.alert_raise(Finding("held_bets", "scan", "critical", "A bet held for the scan."))

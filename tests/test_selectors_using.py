@@ -92,7 +92,7 @@ def history(game, integration, operator, funded_account):
         game_services.bet_place(round_id=dealt.pk, account_external_id=player, bet_type="PLAYER", stake="1.00",
                                 idempotency_key=f"dealt-{player}", client=integration)
     game_services.round_deal(round_id=dealt.pk, actor=integration)
-    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     open_round = game_services.round_open(game_id=game.pk, actor=integration)
     game_services.bet_place(round_id=open_round.pk, account_external_id="p0", bet_type="BANKER", stake="2.00",
                             idempotency_key="open-p0", client=integration)

@@ -17,6 +17,7 @@ from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.html import format_html, format_html_join
 
+from backoffice import formatting
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import admin_url, changelist_url, link, money, page_links, query_with, service_error_messages
 from backoffice.admin.search import matching_ids
@@ -41,15 +42,19 @@ class ShowsBetIds:
 
 @admin.register(Account)
 class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
-    list_display = ("external_id", "currency", "balance", "created_at")
+    list_display = ("external_id", "balance_shown", "created_at")
     list_filter = ("currency", "created_at")
     search_fields = ("external_id",)
     search_help_text = "External player id (or part of it); a number also matches the account id."
     actions = ["adjust_balance"]
-    fields = ("id", "external_id", "currency", "balance", "ledger_check", "created_at", "recent_ledger",
+    fields = ("id", "external_id", "currency", "balance_shown", "ledger_check", "created_at", "recent_ledger",
               "related_links")
     readonly_fields = fields
     account_history_template = "admin/wallet/account/history.html"
+
+    @admin.display(description="balance", ordering="balance")
+    def balance_shown(self, obj):
+        return formatting.money(obj.balance, obj.currency)
 
     @admin.display(description="ledger check")
     def ledger_check(self, obj):
@@ -58,7 +63,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
             return format_html('<span class="pf-ok">✔ the balance equals the sum of the ledger ({})</span>',
                                money(total))
         return format_html('<span class="pf-bad">✘ the ledger sums to {}, the balance is {}</span>', money(total),
-                           obj.balance)
+                           money(obj.balance))
 
     @admin.display(description="latest ledger entries")
     def recent_ledger(self, obj):
@@ -68,7 +73,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
         rows = format_html_join(
             "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             ((link(entry, f"#{entry.pk}"), timestamp(entry.created_at), entry.get_kind_display(),
-              entry.amount, entry.balance_after,
+              formatting.money(entry.amount, signed=True), money(entry.balance_after),
               self.bet_html(entry.bet_id, f"bet #{entry.bet_id}") if entry.bet_id else entry.reason)
              for entry in entries),
         )
@@ -133,8 +138,9 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
             return None
         entry = outcome.result
         self.log_change(request, account, f"Balance adjusted by {entry.amount} to {entry.balance_after}: {reason}")
-        self.message_user(request, f"{account.external_id}: adjusted by {entry.amount}; the balance is now "
-                                   f"{entry.balance_after} {account.currency}.", messages.SUCCESS)
+        self.message_user(request, f"{account.external_id}: adjusted by {formatting.money(entry.amount, signed=True)}; "
+                                   f"the balance is now {formatting.money(entry.balance_after, account.currency)}.",
+                          messages.SUCCESS)
         return None
 
     @step_up_required
@@ -149,7 +155,8 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
                     self.message_user(request, f"{account.external_id}: not adjusted. {text}", messages.ERROR)
             return None
         return self.action_form_response(
-            request, title="Adjust balances", form=form, objects=[f"{a} — balance {a.balance}" for a in queryset],
+            request, title="Adjust balances", form=form,
+            objects=[f"{a} — balance {formatting.money(a.balance, a.currency)}" for a in queryset],
             action="adjust_balance", queryset=queryset, submit_label="Adjust",
             description="The amount is added to each selected account (negative to debit) and recorded in its "
                         "ledger with the reason. A balance never goes below zero."
@@ -167,7 +174,7 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
                 form.add_error(field if field in form.fields else None, field_messages)
         return self.action_form_response(
             request, title=f"Adjust the balance of {account.external_id}", form=form, objects=[], original=account,
-            details=[("Balance", f"{account.balance} {account.currency}")], submit_label="Adjust",
+            details=[("Balance", formatting.money(account.balance, account.currency))], submit_label="Adjust",
             description="The amount is added to the balance (negative to debit) and recorded in the ledger with "
                         "the reason. A balance never goes below zero."
                         + four_eyes_hint("account.adjust"),

@@ -34,7 +34,8 @@ class LedgerEntry(models.Model):
 
     ``bet_id`` names the bet whose stake, payout or refund the entry is. The wallet knows nothing
     of bets; the database holds the foreign key to the bets table (created by the first release's
-    migrations), and the unique (bet_id, kind) stops any money effect of a bet from happening twice.
+    migrations), and LedgerEffect's primary key (bet_id, kind), written with every entry of a bet,
+    stops any money effect of a bet from happening twice.
     """
 
     # No index of its own: ledger_account_idx leads with the account (one write less per entry).
@@ -51,8 +52,6 @@ class LedgerEntry(models.Model):
         ordering = ["-id"]
         verbose_name_plural = "ledger entries"
         constraints = [
-            # No money effect of a bet can happen twice.
-            models.UniqueConstraint(fields=["bet_id", "kind"], name="ledger_one_effect_per_bet_and_kind"),
             models.CheckConstraint(condition=Q(kind__in=LedgerKind.values), name="ledger_kind_valid"),
             models.CheckConstraint(condition=Q(balance_after__gte=0), name="ledger_balance_non_negative"),
             models.CheckConstraint(
@@ -72,6 +71,8 @@ class LedgerEntry(models.Model):
             ),
         ]
         indexes = [
+            # A bet's entries (not unique: LedgerEffect holds the one-effect rule).
+            models.Index(fields=["bet_id", "kind"], name="ledger_bet_kind_idx"),
             models.Index(fields=["account", "-id"], name="ledger_account_idx"),
             # The admin's filter by kind, newest first (adjustments are rare among a million entries).
             models.Index(fields=["kind", "-id"], name="ledger_kind_idx"),
@@ -82,3 +83,23 @@ class LedgerEntry(models.Model):
 
     def __str__(self):
         return f"{self.kind} {self.amount} on {self.account.external_id}"
+
+
+class LedgerEffect(models.Model):
+    """A bet's money effect of one kind, its stake, payout or refund: at most one, by the database's
+    primary key (bet_id, kind).
+
+    Written with each ledger entry that carries a bet, in the same statement (wallet.writes, and the
+    single bet's statement in games.writes) or transaction (ledger_post): a second payout of a bet
+    fails its write with an IntegrityError on ``wallet_ledgereffect_pkey``. A table of its own rather
+    than a unique index on the ledger, so that the ledger can be partitioned by month (every unique
+    index of a partitioned table must hold its partition key, and a payout may come in the month
+    after its stake).
+    """
+
+    pk = models.CompositePrimaryKey("bet_id", "kind")
+    bet_id = models.BigIntegerField()
+    kind = models.CharField(max_length=10, choices=LedgerKind.choices)
+
+    def __str__(self):
+        return f"{self.kind} of bet {self.bet_id}"

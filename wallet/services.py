@@ -12,17 +12,21 @@ from audit.validators import required_reason
 from core.money import parse_money
 from wallet import locks, writes
 from wallet.choices import LedgerKind
-from wallet.models import Account, LedgerEntry
+from wallet.models import Account, LedgerEffect, LedgerEntry
 from wallet.validators import MAX_BALANCE, validate_adjustment
 
 
 def ledger_post(*, account: Account, bet_id: int | None, kind: str, amount: Decimal,
                 reason: str = "") -> LedgerEntry:
-    """Move money on a locked account: the balance and its ledger entry change together."""
+    """Move money on a locked account: the balance and its ledger entry change together, inside the
+    caller's transaction. An entry of a bet records its effect (LedgerEffect) too: a second one of
+    the same kind raises IntegrityError."""
     account.balance += amount
     if account.balance < 0:
         raise ValidationError({"amount": "The balance would go below zero."})
     account.save(update_fields=["balance"])
+    if bet_id is not None:
+        LedgerEffect.objects.create(bet_id=bet_id, kind=kind)
     return LedgerEntry.objects.create(account=account, bet_id=bet_id, kind=kind, amount=amount,
                                       balance_after=account.balance, reason=reason)
 

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from dbutils.updates import update_rows
-from wallet.models import Account, LedgerEntry
+from wallet.models import Account, LedgerEffect, LedgerEntry
 
 BULK_BATCH = 1000
 
@@ -41,26 +41,37 @@ def array_literal(values) -> str:
 
 
 def insert_ledger_entries(entries: list, *, kind: str, created_at, using: str = DEFAULT_DB_ALIAS) -> None:
-    """entries: [(account id, bet id, amount, balance after)], all of one ``kind`` and no reason."""
+    """entries: [(account id, bet id, amount, balance after)], all of one ``kind`` and no reason,
+    each with its bet's effect (LedgerEffect) in the same statement: a bet's second effect of the
+    kind raises IntegrityError."""
     if not entries:
         return
     if settings.BULK_WRITES_IN_ONE_STATEMENT:
         account_ids, bet_ids, amounts, balances = (list(column) for column in zip(*entries, strict=True))
         with connections[using].cursor() as cursor:
             cursor.execute(
-                f"""INSERT INTO {LedgerEntry._meta.db_table}
-                        (account_id, bet_id, kind, amount, balance_after, reason, created_at)
-                    SELECT v.account_id, v.bet_id, %s, v.amount, v.balance_after, '', %s
-                    FROM unnest(%s::bigint[], %s::bigint[], %s::numeric[], %s::numeric[])
-                        AS v(account_id, bet_id, amount, balance_after)""",
-                [kind, created_at, array_literal(account_ids), array_literal(bet_ids), array_literal(amounts),
-                 array_literal(balances)],
+                f"""WITH entry AS (
+                        INSERT INTO {LedgerEntry._meta.db_table}
+                            (account_id, bet_id, kind, amount, balance_after, reason, created_at)
+                        SELECT v.account_id, v.bet_id, %(kind)s, v.amount, v.balance_after, '', %(created_at)s
+                        FROM unnest(%(accounts)s::bigint[], %(bets)s::bigint[], %(amounts)s::numeric[],
+                                    %(balances)s::numeric[]) AS v(account_id, bet_id, amount, balance_after)
+                        RETURNING bet_id
+                    )
+                    INSERT INTO {LedgerEffect._meta.db_table} (bet_id, kind) SELECT bet_id, %(kind)s FROM entry""",
+                {"kind": kind, "created_at": created_at, "accounts": array_literal(account_ids),
+                 "bets": array_literal(bet_ids), "amounts": array_literal(amounts),
+                 "balances": array_literal(balances)},
             )
         return
     LedgerEntry.objects.using(using).bulk_create(
         [LedgerEntry(account_id=account_id, bet_id=bet_id, kind=kind, amount=amount, balance_after=balance,
                      created_at=created_at)
          for account_id, bet_id, amount, balance in entries],
+        batch_size=BULK_BATCH,
+    )
+    LedgerEffect.objects.using(using).bulk_create(
+        [LedgerEffect(bet_id=bet_id, kind=kind) for _account, bet_id, _amount, _balance in entries],
         batch_size=BULK_BATCH,
     )
 

@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
+from audit.validators import required_reason
 from backoffice.admin.base import BackOfficeAdmin, ReadOnlyAdmin
 from backoffice.admin.html import json_html, service_error_text
 from backoffice.roles import Role
@@ -23,6 +24,9 @@ class EndpointForm(forms.ModelForm):
     url = forms.CharField(max_length=URL_MAX_LENGTH, validators=[validate_endpoint_url],
                           widget=forms.TextInput(attrs={"size": 80}))
     events = forms.MultipleChoiceField(choices=EventType.choices, widget=forms.CheckboxSelectMultiple)
+    # Asked when the endpoint is made (recorded in its audit event), not on later changes.
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+                             help_text="Why the endpoint is added; recorded in the audit trail.")
 
     class Meta:
         model = Endpoint
@@ -31,10 +35,18 @@ class EndpointForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["url"].help_text = endpoint_url_rule_text()  # as the settings say now
+        if self.instance.pk is not None:
+            del self.fields["reason"]
         if "owner" in self.fields:  # only on the add form: the owner is fixed afterwards
             self.fields["owner"].queryset = integration_clients()
             self.fields["owner"].help_text = (f"The integration client the deliveries are for (an active member "
                                               f"of {Role.INTEGRATION.group_name}).")
+
+    def clean_reason(self):
+        try:
+            return required_reason(self.cleaned_data["reason"])
+        except ValidationError as error:
+            raise ValidationError(error.message_dict["reason"]) from None
 
     def clean(self):
         data = super().clean()
@@ -64,6 +76,10 @@ class EndpointAdmin(BackOfficeAdmin):
     def get_readonly_fields(self, request, obj=None):
         return ("owner",) if obj is not None else ()
 
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        return [name for name in fields if name != "reason"] if obj is not None else fields
+
     @admin.display(description="Events")
     def events_shown(self, obj):
         return ", ".join(obj.events)
@@ -75,8 +91,8 @@ class EndpointAdmin(BackOfficeAdmin):
                                      changes={name: data[name] for name in form.changed_data if name != "owner"})
             return
         endpoint, secret = services.endpoint_create(actor=request.user, owner=data["owner"], url=data["url"],
-                                                    events=data["events"], description=data["description"],
-                                                    active=data["active"])
+                                                    events=data["events"], reason=data["reason"],
+                                                    description=data["description"], active=data["active"])
         obj.pk = endpoint.pk
         self.message_user(request, f"Signing secret of endpoint {endpoint.pk} (shown once; give it to the "
                                    f"client): {secret}", messages.WARNING)

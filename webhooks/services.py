@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from audit.choices import AuditAction
 from audit.services import audit_record
+from audit.validators import required_reason
 from core.errors import ApplicationError, Conflict
 from core.services import model_update
 from webhooks.choices import DeliveryStatus
@@ -63,16 +64,19 @@ def _check_owner(owner) -> None:
 
 
 @transaction.atomic
-def endpoint_create(*, actor, owner, url: str, events: list, description: str = "",
+def endpoint_create(*, actor, owner, url: str, events: list, reason: str, description: str = "",
                     active: bool = True) -> tuple[Endpoint, str]:
-    """A new endpoint and its first secret (returned once: shown to the client, never again)."""
+    """A new endpoint and its first secret (returned once: shown to the client, never again), for
+    ``reason`` (required, audited)."""
+    reason = required_reason(reason)
     _check_owner(owner)
     endpoint = Endpoint(owner=owner, url=url, events=events, description=description, active=active)
     endpoint.full_clean()
     endpoint.save()
     secret = _new_secret(endpoint, timezone.now())
     audit_record(actor=actor, action=AuditAction.WEBHOOK_ENDPOINT_CREATED, obj=endpoint,
-                 after={"owner": owner.get_username(), "url": url, "events": events, "active": active})
+                 after={"owner": owner.get_username(), "url": url, "events": events, "active": active},
+                 reason=reason)
     return endpoint, secret.secret
 
 

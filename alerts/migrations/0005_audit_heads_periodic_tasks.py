@@ -2,33 +2,12 @@
 the alerts that stopped running; the minute's checks run both, the hourly one the second too (each
 alert task watches the other). An operator's other edits of the schedules are kept."""
 
-import json
-
 from django.conf import settings
 from django.db import migrations, models
 
+from alerts.migration_operations import schedule_checks
+
 ADDED = {"Alert checks": ("audit_heads", "periodic_tasks"), "Alert check: audit chain": ("periodic_tasks",)}
-
-
-def _edit(apps, change):
-    for name, checks in ADDED.items():
-        task = apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(name=name).first()
-        if task is None:
-            continue
-        kwargs = json.loads(task.kwargs or "{}")
-        names = change(list(kwargs.get("names", [])), checks)
-        if names != kwargs.get("names", []):
-            kwargs["names"] = names
-            task.kwargs = json.dumps(kwargs)
-            task.save(update_fields=["kwargs"])
-
-
-def schedule_checks(apps, schema_editor):
-    _edit(apps, lambda names, checks: names + [check for check in checks if check not in names])
-
-
-def unschedule_checks(apps, schema_editor):
-    _edit(apps, lambda names, checks: [name for name in names if name not in checks])
 
 
 class Migration(migrations.Migration):
@@ -53,5 +32,5 @@ class Migration(migrations.Migration):
             model_name='alert',
             constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['settlement_lag', 'rounds_for_operators', 'held_bets', 'audit_chain', 'audit_pending', 'audit_heads', 'periodic_tasks', 'outcome_test', 'rtp_band', 'large_payout'])), name='alert_kind_valid'),
         ),
-        migrations.RunPython(schedule_checks, unschedule_checks),
+        schedule_checks(ADDED),
     ]

@@ -1,9 +1,9 @@
 """The read-replica alert kind (a replica that does not answer, is no standby or is too far behind);
 the minute's checks run it. An operator's other edits of the schedule are kept."""
 
-import json
-
 from django.db import migrations, models
+
+from alerts.migration_operations import schedule_checks
 
 CHECK = "replicas"
 KINDS = [
@@ -14,26 +14,6 @@ KINDS = [
     ('outcome_test', "A day's outcomes off the published odds"), ('rtp_band', 'Actual RTP outside its plausible band'),
     ('large_payout', 'Large single payout'), ('replica', 'Read replica not answering or behind'),
 ]
-
-
-def _edit(apps, change):
-    task = apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(name="Alert checks").first()
-    if task is None:
-        return
-    kwargs = json.loads(task.kwargs or "{}")
-    names = change(list(kwargs.get("names", [])))
-    if names != kwargs.get("names", []):
-        kwargs["names"] = names
-        task.kwargs = json.dumps(kwargs)
-        task.save(update_fields=["kwargs"])
-
-
-def schedule_check(apps, schema_editor):
-    _edit(apps, lambda names: names if CHECK in names else [*names, CHECK])
-
-
-def unschedule_check(apps, schema_editor):
-    _edit(apps, lambda names: [name for name in names if name != CHECK])
 
 
 class Migration(migrations.Migration):
@@ -51,5 +31,5 @@ class Migration(migrations.Migration):
             constraint=models.CheckConstraint(condition=models.Q(('kind__in', [kind for kind, _label in KINDS])),
                                               name='alert_kind_valid'),
         ),
-        migrations.RunPython(schedule_check, unschedule_check),
+        schedule_checks({"Alert checks": (CHECK,)}),
     ]

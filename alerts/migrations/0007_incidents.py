@@ -2,34 +2,14 @@
 incident, and the readiness alert kind, which the minute's checks run (an operator's other edits of
 the schedule are kept)."""
 
-import json
-
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+from alerts.migration_operations import schedule_checks
+
 
 CHECK = "readiness"
-
-
-def _edit(apps, change):
-    task = apps.get_model("django_celery_beat", "PeriodicTask").objects.filter(name="Alert checks").first()
-    if task is None:
-        return
-    kwargs = json.loads(task.kwargs or "{}")
-    names = change(list(kwargs.get("names", [])))
-    if names != kwargs.get("names", []):
-        kwargs["names"] = names
-        task.kwargs = json.dumps(kwargs)
-        task.save(update_fields=["kwargs"])
-
-
-def schedule_check(apps, schema_editor):
-    _edit(apps, lambda names: names if CHECK in names else [*names, CHECK])
-
-
-def unschedule_check(apps, schema_editor):
-    _edit(apps, lambda names: [name for name in names if name != CHECK])
 
 
 class Migration(migrations.Migration):
@@ -90,5 +70,5 @@ class Migration(migrations.Migration):
             model_name='incident',
             constraint=models.CheckConstraint(condition=models.Q(models.Q(('restored_at__isnull', True), ('status', 'open')), models.Q(('restored_at__gte', models.F('opened_at')), ('status', 'restored')), _connector='OR'), name='incident_restored_has_time'),
         ),
-        migrations.RunPython(schedule_check, unschedule_check),
+        schedule_checks({"Alert checks": (CHECK,)}),
     ]

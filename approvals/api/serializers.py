@@ -6,13 +6,15 @@ from approvals.models import Approval
 
 class ApprovalSerializer(serializers.ModelSerializer):
     status = serializers.ChoiceField(source="current_status", choices=ApprovalStatus.choices, read_only=True)
+    title = serializers.CharField(read_only=True, help_text='The request as people say it, as the admin shows it: '
+                                  '"Adjust account player-7 by −120.00 EUR".')
     proposed_by = serializers.CharField(source="proposed_by.get_username", read_only=True)
     decided_by = serializers.CharField(source="decided_by.get_username", read_only=True, allow_null=True,
                                        default=None)
 
     class Meta:
         model = Approval
-        fields = ["id", "status", "action", "object_type", "object_id", "proposed_by", "proposed_at", "reason",
+        fields = ["id", "title", "status", "action", "object_type", "object_id", "proposed_by", "proposed_at", "reason",
                   "changes", "expires_at", "decided_by", "decided_at", "decision_reason"]
         read_only_fields = fields
 

@@ -11,11 +11,12 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
 from backoffice import second_factor, staff_sessions
+from backoffice.api.serializers import StrictCharField, StrictInputMixin
 from backoffice.api.views import ERRORS, ApiView, validated
 
 
-class StepUpSerializer(serializers.Serializer):
-    code = serializers.CharField(max_length=32, help_text="A code of the authenticator app, or a recovery code.")
+class StepUpSerializer(StrictInputMixin, serializers.Serializer):
+    code = StrictCharField(max_length=32, help_text="A code of the authenticator app, or a recovery code.")
 
 
 class StepUpAnswerSerializer(serializers.Serializer):

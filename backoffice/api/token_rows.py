@@ -112,17 +112,25 @@ def _note_the_end(listener):
 _direct = threading.local()
 # A direct listener that cannot connect costs a request no more than this (it then reads its token).
 LISTENER_CONNECT_TIMEOUT_SECONDS = 2
+# After a failed connect the thread waits before the next try, twice as long after each failure up
+# to the most: a server that is down costs the requests meanwhile no connect attempt (nor its
+# timeout), and one that is back is listened to again within the longest wait.
+LISTENER_RETRY_FIRST_SECONDS = 0.5
+LISTENER_RETRY_MOST_SECONDS = 30.0
 
 
 def _direct_listener() -> "psycopg.Connection | None":
     """Behind a pooler in transaction mode, this thread's own connection straight to the server
     (DATABASE_LISTEN_URL), listening: a LISTEN through the pooler would stay on a server connection
     that other clients' transactions then use. None without that URL (nothing is kept) or while the
-    server does not answer it. A new one has heard nothing, so it starts with nothing kept."""
+    server does not answer it (tried again after a back-off). A new one has heard nothing, so it
+    starts with nothing kept."""
     if not settings.DATABASE_LISTEN_URL:
         return None
     listener = getattr(_direct, "connection", None)
     if listener is None or listener.closed or listener.broken:
+        if time.monotonic() < getattr(_direct, "retry_at", 0.0):
+            return None
         try:
             params = database_urls.parse(settings.DATABASE_LISTEN_URL)
             listener = psycopg.connect(**database_urls.conninfo(params, application_name="token-rows-listener"),
@@ -130,9 +138,16 @@ def _direct_listener() -> "psycopg.Connection | None":
             listener.add_notice_handler(_note_the_end(listener))
             listener.execute(f"LISTEN {CHANNEL}")
         except psycopg.Error:
+            _direct.failures = getattr(_direct, "failures", 0) + 1
+            _direct.retry_at = time.monotonic() + retry_delay(_direct.failures)
             return None
-        _direct.connection = listener
+        _direct.connection, _direct.failures, _direct.retry_at = listener, 0, 0.0
     return listener
+
+
+def retry_delay(failures: int) -> float:
+    """The wait before the next connect after ``failures`` failed ones in a row."""
+    return min(LISTENER_RETRY_MOST_SECONDS, LISTENER_RETRY_FIRST_SECONDS * 2 ** min(failures - 1, 16))
 
 
 def token_row(key: str, read: Callable[[str], tuple | None], using: str = DEFAULT_DB_ALIAS) -> tuple | None:

@@ -1,13 +1,17 @@
 """A lean HTTP client on asyncio: many requests in flight from one thread, no thread per request.
 
 gunicorn's sync workers close the connection after each response, as they would for an integration
-client, so every request opens its own connection; the response is read to its end.
+client, so every request opens its own connection; the response is read to its end. A request goes
+to a port of 127.0.0.1, or to the next of several web nodes in turn (``Nodes``: round-robin, as a
+load balancer would spread them).
 """
 
 import asyncio
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from benchmarks.pages.server import FORWARDED_HTTPS
 
@@ -56,11 +60,27 @@ def http_request(method: str, path: str, headers: dict, body: bytes = b"") -> by
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-async def send(port: int, raw: bytes) -> tuple[float, int, bytes]:
-    """(milliseconds, HTTP status, body); status 0 when the connection failed."""
+class Nodes:
+    """Web nodes by URL (http://host:port), each request to the next one in turn."""
+
+    def __init__(self, urls: list):
+        self.addresses = [(parts.hostname, parts.port or 80) for parts in map(urlsplit, urls)]
+        self._turn = itertools.cycle(self.addresses)
+
+    def next(self) -> tuple[str, int]:
+        return next(self._turn)
+
+
+def address(where: "int | Nodes") -> tuple[str, int]:
+    return where.next() if isinstance(where, Nodes) else ("127.0.0.1", where)
+
+
+async def send(where: "int | Nodes", raw: bytes) -> tuple[float, int, bytes]:
+    """(milliseconds, HTTP status, body) of a request to port ``where`` of 127.0.0.1 or to the next
+    of the nodes; status 0 when the connection failed."""
     started = time.perf_counter()
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = await asyncio.open_connection(*address(where))
         writer.write(raw)
         response = await reader.read()
         writer.close()
@@ -75,7 +95,7 @@ async def send(port: int, raw: bytes) -> tuple[float, int, bytes]:
     return elapsed, status, body
 
 
-def closed_loop(port: int, make_request: Callable[[int], bytes], *, clients: int, seconds: float,
+def closed_loop(port: "int | Nodes", make_request: Callable[[int], bytes], *, clients: int, seconds: float,
                 expected: set) -> Phase:
     """``clients`` loops, each sending its next request when the last one answered, for ``seconds``."""
     phase = Phase()
@@ -94,7 +114,7 @@ def closed_loop(port: int, make_request: Callable[[int], bytes], *, clients: int
     return _timed(phase, main)
 
 
-def open_loop(port: int, make_request: Callable[[int], bytes], *, rate: float, seconds: float,
+def open_loop(port: "int | Nodes", make_request: Callable[[int], bytes], *, rate: float, seconds: float,
               expected: set, alongside=None) -> tuple[Phase, object]:
     """Requests started at ``rate`` per second, whether or not earlier ones answered, for ``seconds``;
     ``alongside`` (a coroutine function taking the deadline) runs meanwhile, its result returned too."""

@@ -1,5 +1,6 @@
-"""The SQL floor: a bet's durable writes (the balance, the bet, its ledger entry) as one transaction
-per bet, by pgbench at the same concurrency, with nothing of the application in the way."""
+"""The SQL floor: a bet's durable writes (the balance, the bet and its idempotency key, its ledger
+entry and its one-effect row) as one transaction per bet, by pgbench at the same concurrency, with
+nothing of the application in the way."""
 
 import os
 import re
@@ -9,8 +10,8 @@ import tempfile
 from django.core.management.base import CommandError
 
 from dbutils import embedded_server
-from games.models import Bet
-from wallet.models import Account, LedgerEntry
+from games.models import Bet, BetKey
+from wallet.models import Account, LedgerEffect, LedgerEntry
 
 SCRIPT = f"""
 \\set account random(:first_account, :last_account)
@@ -18,12 +19,16 @@ SCRIPT = f"""
 BEGIN;
 UPDATE {Account._meta.db_table} SET balance = balance - 1.00 WHERE id = :account AND balance >= 1.00
     RETURNING balance \\gset
-INSERT INTO {Bet._meta.db_table}
-    (round_id, account_id, client_id, bet_type, stake, multiplier, idempotency_key, status, placed_at)
-    VALUES (:round, :account, :client, 'PLAYER', 1.00, 2.0, 'floor-' || gen_random_uuid(), 'PENDING', now())
-    RETURNING id \\gset
+WITH bet AS (INSERT INTO {Bet._meta.db_table}
+        (round_id, account_id, client_id, bet_type, stake, multiplier, idempotency_key, status, placed_at)
+        VALUES (:round, :account, :client, 'PLAYER', 1.00, 2.0, 'floor-' || gen_random_uuid(), 'PENDING', now())
+        RETURNING id, client_id, idempotency_key),
+    bet_key AS (INSERT INTO {BetKey._meta.db_table} (client_id, idempotency_key, bet_id)
+        SELECT client_id, idempotency_key, id FROM bet)
+    SELECT id FROM bet \\gset
 INSERT INTO {LedgerEntry._meta.db_table} (account_id, bet_id, kind, amount, balance_after, reason, created_at)
     VALUES (:account, :id, 'STAKE', -1.00, :balance, '', now());
+INSERT INTO {LedgerEffect._meta.db_table} (bet_id, kind) VALUES (:id, 'STAKE');
 END;
 """
 

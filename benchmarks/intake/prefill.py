@@ -1,7 +1,7 @@
 """--prefill: history for intake to stand on. Before the phases, the bench tables get ``bets`` settled
 bets of the past (ten a round, on rounds of a game of their own, spread over the last year) with
-their ledger entries, so that intake is measured against indexes of tens of millions of rows
-rather than an empty table.
+their idempotency keys, ledger entries and the entries' effects, so that intake is measured against
+indexes of tens of millions of rows rather than an empty table.
 
 Each bet is a push (its stake returned), so its two ledger entries cancel out and the ledger still
 equals every balance. No audit events are written for them: the sequencer would take them on during
@@ -15,8 +15,8 @@ from django.db import connection
 from django.utils import timezone
 
 from games import services
-from games.models import Bet, Round, SeedPair
-from wallet.models import LedgerEntry
+from games.models import Bet, BetKey, Round, SeedPair
+from wallet.models import LedgerEffect, LedgerEntry
 
 BETS_PER_ROUND = 10
 CHUNK_BETS = 1_000_000
@@ -42,7 +42,15 @@ _BETS_AND_LEDGER = f"""
                r.opened_at + interval '5 s', r.settled_at
         FROM generate_series(%(first)s::bigint, %(last)s::bigint) AS n
              JOIN {Round._meta.db_table} r ON r.id = %(first_round)s::bigint + n / {BETS_PER_ROUND}
-        RETURNING id, account_id, placed_at, settled_at
+        RETURNING id, client_id, idempotency_key, account_id, placed_at, settled_at
+    ),
+    key AS (
+        INSERT INTO {BetKey._meta.db_table} (client_id, idempotency_key, bet_id)
+        SELECT client_id, idempotency_key, id FROM bet
+    ),
+    effect AS (
+        INSERT INTO {LedgerEffect._meta.db_table} (bet_id, kind)
+        SELECT bet.id, e.kind FROM bet CROSS JOIN (VALUES ('STAKE'), ('PAYOUT')) AS e(kind)
     )
     INSERT INTO {LedgerEntry._meta.db_table} (account_id, bet_id, kind, amount, balance_after, reason, created_at)
     SELECT bet.account_id, bet.id, e.kind, e.sign * %(stake)s, %(funds)s + (e.sign - 1) * %(stake)s / 2, '',
@@ -71,6 +79,6 @@ def prefill(bets: int, *, client_id: int, accounts: tuple[int, int], funds: Deci
                 "stake": STAKE, "funds": funds})
         say(f"  prefill: {min(first + CHUNK_BETS, bets):,} of {bets:,} bets ({time.perf_counter() - started:.0f} s)")
     with connection.cursor() as cursor:  # as autovacuum would have: the visibility map and statistics
-        for model in (Round, Bet, LedgerEntry):
+        for model in (Round, Bet, BetKey, LedgerEntry, LedgerEffect):
             cursor.execute(f"VACUUM (ANALYZE) {model._meta.db_table}")
     say(f"prefilled {bets:,} bets and {2 * bets:,} ledger entries in {time.perf_counter() - started:.0f} s")

@@ -4,17 +4,11 @@ with it (AUDIT_PUBLIC_KEY), as an auditor would."""
 
 import base64
 import tempfile
-from unittest import mock
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.test.utils import override_settings
 
-from audit import sequencer
 from audit.services import audit_head_sign
-
-# Each chunk of the sequencer reads every pending event (an anti-join over the whole table), so a
-# million events at once in chunks of 5,000 took 18 minutes on this machine; in chunks of 50,000, 5.
-BUILD_CHUNK_EVENTS = 50_000
 
 
 def sequence_and_sign() -> str:
@@ -24,6 +18,6 @@ def sequence_and_sign() -> str:
     public = base64.b64encode(key.public_key().public_bytes_raw()).decode("ascii")
     with tempfile.TemporaryDirectory(prefix="bench-heads-") as sink, override_settings(
             AUDIT_SIGNING_KEY=private, AUDIT_SIGNING_KEY_FILE="", AUDIT_PUBLIC_KEY=public,
-            AUDIT_HEAD_SINK_DIR=sink), mock.patch.object(sequencer, "CHUNK_EVENTS", BUILD_CHUNK_EVENTS):
+            AUDIT_HEAD_SINK_DIR=sink):
         audit_head_sign()
     return public

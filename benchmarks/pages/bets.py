@@ -91,7 +91,8 @@ def insert_ledger() -> None:
 
 def insert_batches_and_audit(games: list, start: datetime) -> None:
     """Settlement batches of the settled rounds, and an audit event per bet, per dealt round and per
-    configuration change, after the events already there (stand-in hashes, not the real chain's)."""
+    configuration change, after the events already there; the Merkle log takes them in (only the
+    legacy partition's events carry a hash chain)."""
     with connection.cursor() as cursor:
         worker = f"'bench:' || ((r.id - 1) / {BATCH_ROUNDS} % {BATCH_WORKERS})"
         cursor.execute(
@@ -104,8 +105,6 @@ def insert_batches_and_audit(games: list, start: datetime) -> None:
                 WHERE r.status = 'SETTLED'
                 GROUP BY (r.id - 1) / {BATCH_ROUNDS}, {worker}
                 ORDER BY 2""")
-        cursor.execute("SELECT hash FROM games_auditevent ORDER BY id DESC LIMIT 1")
-        head = cursor.fetchone()
         changes, params = [], []
         for game_index, share, fields, reason in CHANGES:
             if game_index >= len(games):
@@ -120,11 +119,9 @@ def insert_batches_and_audit(games: list, start: datetime) -> None:
                        ") AS c(at, object_id, before_value, after_value, reason)") if changes else ""
         cursor.execute(
             f"""INSERT INTO games_auditevent (created_at, actor_user_id, actor, action, object_type, object_id,
-                                             before, after, reason, request_id, source_ip, prev_hash, hash)
+                                             before, after, reason, request_id, source_ip)
                 SELECT created_at, NULL, actor, action, object_type, object_id, before_value, after_value, reason,
-                       '', NULL,
-                       CASE WHEN rn = 1 THEN %s ELSE encode(sha256(('bench:' || (rn - 1))::bytea), 'hex') END,
-                       encode(sha256(('bench:' || rn)::bytea), 'hex')
+                       '', NULL
                 FROM (
                     SELECT e.*, row_number() OVER (ORDER BY created_at, k) AS rn
                     FROM (
@@ -142,4 +139,4 @@ def insert_batches_and_audit(games: list, start: datetime) -> None:
                     ) e
                 ) x
                 ORDER BY rn""",
-            [head[0] if head else "0" * 64, *params])
+            params)

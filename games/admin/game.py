@@ -11,8 +11,9 @@ from django.template.defaultfilters import pluralize
 from django.urls import path
 from django.utils.html import format_html, format_html_join
 
+from audit.forms import ReasonForm
 from backoffice.admin.base import BackOfficeAdmin
-from backoffice.admin.html import admin_url, changelist_url, service_error_messages, service_error_text
+from backoffice.admin.html import admin_url, changelist_url, link, service_error_messages, service_error_text
 from backoffice.approval_gate import Held, four_eyes_hint, submit
 from backoffice.formatting import EMPTY, timestamp
 from core.errors import Conflict
@@ -133,8 +134,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
         approval = getattr(request, "_game_change_held", None)
         if approval is None:
             return super().response_add(request, obj, post_url_continue)
-        self.message_user(request, f"{request.POST.get('slug', '')}: a new active game needs a second person; sent "
-                                   f"for approval (request #{approval['id']}). The game does not exist yet.",
+        self.message_user(request, f"Game {request.POST.get('slug', '')}: a new active game needs a second person; "
+                                   f"sent for approval (request #{approval['id']}). The game does not exist yet.",
                           messages.WARNING)
         return HttpResponseRedirect(changelist_url(GameInstance))
 
@@ -144,7 +145,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
             return super().response_change(request, obj)
         what = ("activating a game" if approval["action"] == "game.activate"
                 else "this game has taken bets, so the change")
-        self.message_user(request, f"{obj.slug}: {what} needs a second person; "
+        self.message_user(request, f"Game {obj.slug}: {what} needs a second person; "
                                    f"sent for approval (request #{approval['id']}). Nothing changed yet.",
                           messages.WARNING)
         return HttpResponseRedirect(admin_url(obj))
@@ -247,15 +248,25 @@ class GameInstanceAdmin(BackOfficeAdmin):
     def has_rotate_seeds_permission(self, request, obj=None):
         return request.user.has_perm("games.rotate_seeds")
 
-    @admin.action(description="Rotate seeds: reveal the active seed pair and start a new one",
+    @admin.action(description="Rotate seeds: reveal the active seed pair and start a new one…",
                   permissions=["rotate_seeds"])
     def rotate_seeds(self, request, queryset):
-        for game in queryset.order_by("pk"):
-            self._rotate(request, game, client_seed=None)
+        form = ReasonForm(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            for game in queryset.order_by("pk"):
+                self._rotate(request, game, reason=form.cleaned_data["reason"], client_seed=None)
+            return None
+        return self.action_form_response(
+            request, title="Rotate seeds", form=form, objects=[link(game) for game in queryset.order_by("pk")],
+            action="rotate_seeds", queryset=queryset, submit_label="Reveal and rotate",
+            description="Rotation reveals each game's active pair (from then on anyone may verify its rounds) and "
+                        "commits a new pair whose hash is published at once; each keeps its client seed.",
+        )
 
-    def _rotate(self, request, game, client_seed) -> bool:
+    def _rotate(self, request, game, *, reason, client_seed) -> bool:
         try:
-            retired, new_pair = services.seed_rotate(game_id=game.pk, actor=request.user, client_seed=client_seed)
+            retired, new_pair = services.seed_rotate(game_id=game.pk, actor=request.user, reason=reason,
+                                                     client_seed=client_seed)
         except Conflict as conflict:
             self.message_user(request, f"{game.slug}: seed not rotated. {conflict.message}", messages.ERROR)
             return False
@@ -265,7 +276,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
         outcome = (f"revealed the pair with hash {retired.server_seed_hash[:16]}…" if retired.is_revealed else
                    f"retired the pair with hash {retired.server_seed_hash[:16]}…, revealed automatically once "
                    "its open rounds are dealt or voided")
-        self.log_change(request, game, f"Seed pair rotated: {outcome}; new {new_pair.server_seed_hash[:16]}…")
+        self.log_change(request, game, f"Seed pair rotated: {outcome}; new {new_pair.server_seed_hash[:16]}…: {reason}")
         self.message_user(
             request,
             f"{game.slug}: {outcome} ({retired.next_nonce} round{pluralize(retired.next_nonce)}); "
@@ -278,7 +289,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
         pair = selectors.seed_pair_active(game=game)
         form = RotateSeedForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
-            self._rotate(request, game, form.cleaned_data["client_seed"])
+            self._rotate(request, game, reason=form.cleaned_data["reason"],
+                         client_seed=form.cleaned_data["client_seed"])
             return HttpResponseRedirect(admin_url(game))
         details = []
         if pair is not None:

@@ -200,6 +200,7 @@ class SeedsSerializer(serializers.Serializer):
 
 
 class SeedRotateSerializer(StrictInputMixin, serializers.Serializer):
+    reason = reason_field()
     client_seed = client_seed_field(
         required=False,
         help_text="The new pair's client seed (1 to 64 characters: A-Z, a-z, 0-9, and - . _ ~ after the first); "

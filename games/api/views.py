@@ -115,7 +115,7 @@ class SeedRotateView(ApiView):
     def post(self, request, slug):
         game = get_or_404(selectors.game_get, slug=slug)
         data = validated(s.SeedRotateSerializer, request.data)
-        retired, active = services.seed_rotate(game_id=game.pk, actor=request.user,
+        retired, active = services.seed_rotate(game_id=game.pk, actor=request.user, reason=data["reason"],
                                                client_seed=data.get("client_seed"))
         if retired.is_revealed:
             return Response({"revealed": s.RevealedSeedPairSerializer(retired).data,

@@ -70,7 +70,7 @@ def world(game, operator, play, funded_account):
     other = funded_account("player-2", "300.00")
     for bet_type in ("PLAYER", "BANKER", "TIE"):
         play(bets=[(player, bet_type, "10.00"), (other, "BANKER", "5.00")])
-    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     play(bets=[(player, "BANKER", "2.00")])
     voided = play(bets=[(other, "PLAYER", "3.00")], deal=False)
     game_services.round_void(round_id=voided.pk, actor=operator, reason="Misdeal")

@@ -266,10 +266,17 @@ def test_the_page_loads_the_live_preview_script(as_operator, game):
 
 # --- Seed rotation ----------------------------------------------------------------------------------
 
-def test_the_rotate_action_reveals_the_active_pair(as_operator, operator, game):
+def test_the_rotate_action_asks_a_reason_then_reveals_the_active_pair(as_operator, operator, game):
     old = SeedPair.objects.get(game=game, revealed_at__isnull=True)
+    selected = {"action": "rotate_seeds", "_selected_action": [game.pk]}
 
-    response = as_operator.post(admin_url(GameInstance), {"action": "rotate_seeds", "_selected_action": [game.pk]},
+    page = as_operator.post(admin_url(GameInstance), selected)
+    assert page.status_code == 200 and "reason" in page.context["form"].fields
+    refused = as_operator.post(admin_url(GameInstance), {**selected, "apply": "1", "reason": "  "})
+    assert refused.context["form"].errors["reason"]
+    assert not SeedPair.objects.filter(game=game, revealed_at__isnull=False).exists()
+
+    response = as_operator.post(admin_url(GameInstance), {**selected, "apply": "1", "reason": "Quarterly"},
                                 follow=True)
 
     old.refresh_from_db()
@@ -277,6 +284,7 @@ def test_the_rotate_action_reveals_the_active_pair(as_operator, operator, game):
     new = SeedPair.objects.get(game=game, revealed_at__isnull=True)
     assert new.pk != old.pk and new.client_seed == old.client_seed
     assert AuditEvent.objects.get(action="seed_pair.revealed").actor_user == operator
+    assert AuditEvent.objects.get(action="seed_pair.retired").reason == "Quarterly"
     assert new.server_seed_hash in response.content.decode()
 
 
@@ -285,9 +293,10 @@ def test_the_rotate_button_page_rotates_with_a_new_client_seed(as_operator, game
     assert page.status_code == 200
     assert b"csrfmiddlewaretoken" in page.content
 
-    response = as_operator.post(admin_url(game, "rotate_seed"), {"client_seed": "fresh-seed"})
+    response = as_operator.post(admin_url(game, "rotate_seed"), {"client_seed": "fresh-seed", "reason": "New shoe"})
 
     assert response.status_code == 302 and response["Location"] == admin_url(game, "change")
+    assert AuditEvent.objects.get(action="seed_pair.retired").reason == "New shoe"
     assert SeedPair.objects.get(game=game, revealed_at__isnull=True).client_seed == "fresh-seed"
     assert SeedPair.objects.filter(game=game, revealed_at__isnull=False).count() == 1
 
@@ -301,7 +310,8 @@ def test_a_rotation_while_a_round_is_open_says_the_reveal_is_pending(as_operator
     play(deal=False)
     old = SeedPair.objects.get(game=game)
 
-    response = as_operator.post(admin_url(game, "rotate_seed"), {"client_seed": ""}, follow=True)
+    response = as_operator.post(admin_url(game, "rotate_seed"), {"client_seed": "", "reason": "Shift change"},
+                                follow=True)
 
     messages = [str(message) for message in response.context["messages"]]
     assert any("revealed automatically once its open rounds" in message for message in messages), messages
@@ -313,10 +323,21 @@ def test_a_rotation_while_a_round_is_open_says_the_reveal_is_pending(as_operator
 def test_a_rotation_with_a_bad_client_seed_is_a_form_error(as_operator, game):
     before = snapshot()
 
-    response = as_operator.post(admin_url(game, "rotate_seed"), {"client_seed": "x" * 65})
+    response = as_operator.post(admin_url(game, "rotate_seed"), {"client_seed": "x" * 65, "reason": "New shoe"})
 
     assert response.status_code == 200
     assert response.context["form"].errors["client_seed"]
+    assert snapshot() == before
+
+
+@pytest.mark.parametrize("reason", ["", "   "])
+def test_a_rotation_without_a_reason_is_a_form_error(as_operator, game, reason):
+    before = snapshot()
+
+    response = as_operator.post(admin_url(game, "rotate_seed"), {"client_seed": "", "reason": reason})
+
+    assert response.status_code == 200
+    assert response.context["form"].errors["reason"]
     assert snapshot() == before
 
 

@@ -103,7 +103,7 @@ def test_the_round_page_links_the_public_pair_page_once_revealed(as_support, ope
     round_ = play(bets=[(player, "BANKER", "10.00")])
     public = f'href="/pairs/{round_.seed_pair.server_seed_hash}/"'
     assert public not in as_support.get(admin_url(round_, "change")).content.decode()
-    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     assert public in as_support.get(admin_url(round_, "change")).content.decode()
 
 
@@ -139,7 +139,7 @@ def test_admin_and_public_page_count_a_pairs_rounds_alike(as_support, operator, 
     rounds = [play(bets=[(player, "BANKER", "1.00")]) for _ in range(3)]
     voided_at = rounds[1].dealt_at  # voided after its deal (the void itself waits for a second person)
     Round.objects.filter(pk=rounds[1].pk).update(status=RoundStatus.VOID, voided_at=voided_at)
-    pair, _new = game_services.seed_rotate(game_id=game.pk, actor=operator)
+    pair, _new = game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     assert "3 rounds, 1 voided" in client.get("/").content.decode()
     assert "3 rounds, 1 voided" in client.get(f"/pairs/{pair.server_seed_hash}/").content.decode()
     assert "3 rounds, 1 voided" in as_support.get(admin_url(pair, "change")).content.decode()

@@ -33,7 +33,7 @@ def world(game, operator, integration, play, funded_account, django_capture_on_c
     for bet_type in ("PLAYER", "BANKER", "TIE"):
         play(bets=[(player, bet_type, "10.00"), (other, "BANKER", "5.00")])
     play(bets=[(other, "TIE", "1.00")], game_=second)
-    game_services.seed_rotate(game_id=game.pk, actor=operator)  # the rounds above become verifiable
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")  # the rounds above become verifiable
     for _ in range(3):
         play(bets=[(player, "BANKER", "2.00")])
     voided = play(bets=[(other, "PLAYER", "3.00")], deal=False)

@@ -187,7 +187,7 @@ def test_card_positions_follow_the_deal_order_for_every_drawing_pattern(cards, p
 @pytest.fixture
 def revealed_round(play, player, game, operator):
     round_ = play(bets=[(player, "BANKER", "10.00")])
-    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     round_.refresh_from_db()
     return round_
 
@@ -238,7 +238,7 @@ def test_an_unrevealed_round_is_not_recomputed_and_shows_no_button(as_support, p
 def test_a_voided_round_of_a_revealed_pair_has_nothing_to_verify(as_support, operator, play, game):
     round_ = play(deal=False)
     game_services.round_void(round_id=round_.pk, actor=operator, reason="Misdeal")
-    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
 
     page = as_support.get(admin_url(round_, "change")).content.decode()
     assert admin_url(round_, "verify") not in page and "nothing to verify" in page

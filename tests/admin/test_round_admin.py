@@ -78,7 +78,7 @@ def test_the_server_seed_shows_on_the_round_only_once_revealed(as_operator, oper
 
     from games import services
 
-    services.seed_rotate(game_id=game.pk, actor=operator)
+    services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     after = as_operator.get(admin_url(round_, "change")).content.decode()
     assert pair.server_seed in after
     assert admin_url(round_, "verify") in after  # the "Recompute by PF-1" button (tests/admin/test_recall.py)

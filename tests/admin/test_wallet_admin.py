@@ -116,3 +116,10 @@ def test_the_ledger_list_filters_by_kind_and_searches_by_account(as_support, pla
     assert {entry.account for entry in by_account} == {player}
 
 
+
+
+def test_the_accounts_list_writes_balances_with_separators_and_currency(as_support, funded_account):
+    funded_account("high-roller", "58131.40", currency="EUR")
+    page = as_support.get(admin_url(Account)).content.decode()
+    cell = page[page.index('class="field-balance_shown"'):][:80]
+    assert "58,131.40 EUR" in cell

@@ -119,3 +119,22 @@ def test_the_beat_schedules_exist():
 
     assert set(PeriodicTask.objects.filter(task="alerts.check").values_list("name", flat=True)) == {
         "Alert checks", "Alert check: audit chain"}
+
+
+@pytest.mark.owner  # making a partition is the tables' owner's
+def test_a_table_without_next_months_partition_opens_a_critical_alert_cleared_once_ensured():
+    import json
+    from datetime import date
+
+    from django_celery_beat.models import PeriodicTask
+
+    from audit.partitioning import partitions_ensure
+
+    assert "partitions" in json.loads(PeriodicTask.objects.get(name="Alert checks").kwargs)["names"]
+    assert checks.partitions() == []  # the migrations made this month and two ahead
+    today = timezone.localdate()
+    three_months_on = date(today.year + (today.month + 2) // 12, (today.month + 2) % 12 + 1, 1)
+    [finding] = checks.partitions(today=three_months_on)
+    assert (finding.kind, finding.severity, finding.key) == ("partitions", "critical", AuditEvent._meta.db_table)
+    partitions_ensure(today=three_months_on)
+    assert checks.partitions(today=three_months_on) == []

@@ -37,7 +37,7 @@ def world(game, operator, integration, funded_account):
     funded_account("player-1", "500.00")
     first = services.round_open(game_id=game.pk, actor=integration)
     services.round_deal(round_id=first.pk, actor=integration)
-    services.seed_rotate(game_id=game.pk, actor=operator)
+    services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     second = services.round_open(game_id=game.pk, actor=integration)
     bet, _ = services.bet_place(round_id=second.pk, account_external_id="player-1", bet_type="PLAYER",
                                 stake="10.00", idempotency_key="matrix", client=integration)
@@ -71,8 +71,8 @@ ENDPOINTS = [
              {"tie_multiplier": "8.5", "reason": "matrix"}),
     Endpoint("games.odds", "get", lambda w: "/games/main-table/odds/", READERS),
     Endpoint("games.seeds", "get", lambda w: "/games/main-table/seeds/", READERS),
-    Endpoint("games.seeds.rotate", "post", lambda w: "/games/main-table/seeds/rotate/", {OPERATOR, ADMIN}, {},
-             prepare=free_the_seed_pair),
+    Endpoint("games.seeds.rotate", "post", lambda w: "/games/main-table/seeds/rotate/", {OPERATOR, ADMIN},
+             {"reason": "weekly rotation"}, prepare=free_the_seed_pair),
     Endpoint("games.rounds.list", "get", lambda w: "/games/main-table/rounds/", READERS),
     Endpoint("games.rounds.open", "post", lambda w: "/games/main-table/rounds/", {INTEGRATION, ADMIN}),
     Endpoint("rounds.list", "get", lambda w: "/rounds/", READERS),

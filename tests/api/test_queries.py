@@ -22,7 +22,7 @@ def busy_game(game, integration, operator, funded_account):
                                stake="1.00", idempotency_key=f"{index}-{player}", client=integration)
         services.round_deal(round_id=round_.pk, actor=integration)
         rounds.append(round_)
-    services.seed_rotate(game_id=game.pk, actor=operator)
+    services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     return rounds
 
 

@@ -55,7 +55,7 @@ def samples(game, operator, integration, administrator, funded_account, django_c
                                      stake="10.00", idempotency_key="reg-1", client=integration)
     with django_capture_on_commit_callbacks(execute=True):
         game_services.round_deal(round_id=first.pk, actor=integration)
-    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     funded_account("whale", "0.00")
     assert api_client_for(operator).post(f"{API}/accounts/whale/adjust/",
                                          {"amount": "50000.00", "reason": "held"}).status_code == 202

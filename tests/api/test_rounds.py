@@ -82,7 +82,7 @@ class TestRecall:
             assert body[key] == expected[key]
         assert body["server_seed"] is None and body["nonce"] == 0 and body["decks"] == 8
 
-        services.seed_rotate(game_id=open_round.game_id, actor=operator)
+        services.seed_rotate(game_id=open_round.game_id, actor=operator, reason="rotation")
         body = as_support.get(f"{API}/rounds/{open_round.pk}/").json()
         assert body["server_seed"] == pair.server_seed
         assert body["seed_revealed_at"]
@@ -202,7 +202,7 @@ class TestVerify:
         rounds = [services.round_open(game_id=game.pk, actor=integration) for _ in range(3)]
         for round_ in rounds:
             services.round_deal(round_id=round_.pk, actor=integration)
-        services.seed_rotate(game_id=game.pk, actor=operator)
+        services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
         pair = SeedPair.objects.get(pk=rounds[0].seed_pair_id)
         for round_ in rounds:
             response = as_support.get(f"{API}/rounds/{round_.pk}/verify/")
@@ -217,7 +217,7 @@ class TestVerify:
 
     def test_reports_a_stored_round_that_does_not_match(self, as_support, open_round, integration, operator):
         services.round_deal(round_id=open_round.pk, actor=integration)
-        services.seed_rotate(game_id=open_round.game_id, actor=operator)
+        services.seed_rotate(game_id=open_round.game_id, actor=operator, reason="rotation")
         Round.objects.filter(pk=open_round.pk).update(outcome="TIE", cards=["AC", "AD", "AH", "AS"])
         body = as_support.get(f"{API}/rounds/{open_round.pk}/verify/").json()
         assert body["verified"] is False
@@ -226,7 +226,7 @@ class TestVerify:
 
     def test_409_for_a_round_voided_before_the_deal(self, as_support, open_round, operator):
         services.round_void(round_id=open_round.pk, actor=operator, reason="no deal")
-        services.seed_rotate(game_id=open_round.game_id, actor=operator)
+        services.seed_rotate(game_id=open_round.game_id, actor=operator, reason="rotation")
         assert_names_field(as_support.get(f"{API}/rounds/{open_round.pk}/verify/"), 409, "round")
 
     def test_unknown_round_is_404(self, as_support):

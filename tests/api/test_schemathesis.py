@@ -58,7 +58,7 @@ def seeded(postgres, game, operator, integration, funded_account):
                             stake="5.00", idempotency_key=f"seed-{index}", client=integration)[0]
             for index, round_ in enumerate(rounds)]
     games.round_deal(round_id=rounds[0].pk, actor=integration)
-    endpoint, _secret = webhooks.endpoint_create(actor=integration, owner=integration,
+    endpoint, _secret = webhooks.endpoint_create(actor=integration, reason="new receiver", owner=integration,
                                                  url="https://hooks.example/seeded", events=["alert.opened"])
     return {"slug": [game.slug], "round_id": [round_.pk for round_ in rounds], "bet_id": [bet.pk for bet in bets],
             "external_id": accounts, "endpoint_id": [endpoint.pk]}

@@ -108,7 +108,7 @@ def test_no_unrevealed_server_seed_in_any_response(api_as, operator, integration
         walk(client, "get", f"/rounds/{first}/", expect=200)
         walk(client, "get", f"/rounds/{first}/verify/", expect=409)
     # Rotation with rounds open: the new pair takes over, the old seed stays secret until they close.
-    walk(op, "post", "/games/vip/seeds/rotate/", {}, expect=202)
+    walk(op, "post", "/games/vip/seeds/rotate/", {"reason": "rotation"}, expect=202)
 
     with django_capture_on_commit_callbacks(execute=True):
         walk(game_server, "post", f"/rounds/{first}/deal/", expect=200)
@@ -134,7 +134,7 @@ def test_no_unrevealed_server_seed_in_any_response(api_as, operator, integration
     walk(staff, "get", f"/rounds/{first}/verify/", expect=200)
 
     # Reveal the second pair (no round open), and play on with a third.
-    walk(op, "post", "/games/vip/seeds/rotate/", {"client_seed": "next-seed"}, expect=200)
+    walk(op, "post", "/games/vip/seeds/rotate/", {"reason": "rotation", "client_seed": "next-seed"}, expect=200)
     third = walk(game_server, "post", "/games/vip/rounds/", expect=201).json()["id"]
     walk(game_server, "post", f"/rounds/{third}/bets/",
          {"account": "p1", "bet_type": "BANKER", "stake": "5.00", "idempotency_key": "k10"}, expect=201)

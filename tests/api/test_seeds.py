@@ -2,6 +2,8 @@
 
 import pytest
 
+from audit.choices import AuditAction
+from audit.models import AuditEvent
 from games import services
 from games.engine import server_seed_hash
 from games.models import SeedPair
@@ -11,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def rotate(client, **body):
-    return client.post(f"{API}/games/main-table/seeds/rotate/", body)
+    return client.post(f"{API}/games/main-table/seeds/rotate/", {"reason": "scheduled rotation", **body})
 
 
 class TestSeeds:
@@ -30,9 +32,9 @@ class TestSeeds:
         first = SeedPair.objects.get(game=game)
         services.round_open(game_id=game.pk, actor=integration)  # nonce 0, then dealt
         services.round_deal(round_id=game.rounds.get().pk, actor=integration)
-        services.seed_rotate(game_id=game.pk, actor=operator)
+        services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
         second = SeedPair.objects.get(game=game, revealed_at__isnull=True)
-        services.seed_rotate(game_id=game.pk, actor=operator, client_seed="third")
+        services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation", client_seed="third")
         active = SeedPair.objects.get(game=game, revealed_at__isnull=True)
 
         body = as_support.get(f"{API}/games/main-table/seeds/").json()
@@ -47,7 +49,7 @@ class TestSeeds:
 
     def test_revealed_pairs_are_paginated(self, as_support, game, operator):
         for _ in range(3):
-            services.seed_rotate(game_id=game.pk, actor=operator)
+            services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
         body = as_support.get(f"{API}/games/main-table/seeds/", {"page_size": 2}).json()
         assert len(body["revealed"]) == 2 and body["next"]
         rest = as_support.get(body["next"]).json()
@@ -101,4 +103,16 @@ class TestRotate:
         assert recalled["server_seed"] == old.server_seed
 
     def test_unknown_game_is_404(self, as_operator):
-        assert as_operator.post(f"{API}/games/nope/seeds/rotate/", {}).status_code == 404
+        assert as_operator.post(f"{API}/games/nope/seeds/rotate/", {"reason": "r"}).status_code == 404
+
+    @pytest.mark.parametrize("body", [{}, {"reason": ""}, {"reason": "   "}, {"reason": None}])
+    def test_asks_for_a_reason(self, as_operator, game, unchanged, body):
+        with unchanged():
+            response = as_operator.post(f"{API}/games/main-table/seeds/rotate/", body, format="json")
+        assert_names_field(response, 400, "reason")
+
+    def test_the_reason_is_in_the_audit_event(self, as_operator, game):
+        old = SeedPair.objects.get(game=game)
+        assert rotate(as_operator, reason="  quarterly rotation ").status_code == 200
+        event = AuditEvent.objects.get(action=AuditAction.SEED_PAIR_RETIRED, object_id=str(old.pk))
+        assert event.reason == "quarterly rotation"

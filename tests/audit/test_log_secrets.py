@@ -63,7 +63,7 @@ def scenario(game, operator, integration, administrator, funded_account) -> dict
                 "account": "player-1", "bet_type": bet_type, "stake": "2.00", "idempotency_key": f"{round_id}-{key}",
             }).status_code == 201
         assert server.post(f"{API}/rounds/{round_id}/deal/").status_code == 200
-        assert staff.post(f"{API}/games/{game.slug}/seeds/rotate/", {}).status_code in (200, 202)
+        assert staff.post(f"{API}/games/{game.slug}/seeds/rotate/", {"reason": "rotation"}).status_code in (200, 202)
     assert staff.get(f"{API}/games/{game.slug}/seeds/").status_code == 200
     refused = Client(HTTP_AUTHORIZATION=f"Token {REFUSED_TOKEN}")
     assert refused.get(f"{API}/games/").status_code == 401

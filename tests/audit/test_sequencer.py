@@ -319,3 +319,35 @@ def test_events_recorded_together_are_those_recorded_one_by_one(transactional_db
     assert len({row["xact_id"] for row in together}) == 1 and together[0]["xact_id"] is not None
     sequence_all()
     assert_log_whole()
+
+
+@pytest.mark.parametrize("in_one_statement", [True, False], ids=["one statement", "bulk_create"])
+def test_a_backlog_is_sequenced_chunk_after_chunk_even_when_another_run_comes_between(
+        transactional_db, settings, monkeypatch, in_one_statement):
+    """A run reads on from the last event it sequenced, with the snapshot taken at its start; a
+    whole run of another sequencer between two of its chunks takes what is left (and an event
+    written since), and neither run gives an event a second leaf or leaves one out."""
+    from audit import sequencer
+
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    settings.BULK_WRITES_IN_ONE_STATEMENT = in_one_statement
+    monkeypatch.setattr(sequencer, "CHUNK_EVENTS", 2)
+    backlog = [record(n) for n in range(7)]
+    chunk = sequencer._sequence_chunk
+    between = []
+
+    def chunk_then_another_run(run, inside_writer, using="default"):
+        result = chunk(run, inside_writer, using)
+        if not between:
+            between.append(record(100))  # committed after the first run's snapshot
+            between.append(sequence_pending())  # a whole run of another sequencer
+        return result
+
+    monkeypatch.setattr(sequencer, "_sequence_chunk", chunk_then_another_run)
+    first_run = sequence_pending()
+    monkeypatch.setattr(sequencer, "_sequence_chunk", chunk)
+    assert first_run + between[1] == len(backlog) + 1
+    assert [event_id for _, event_id in leaves()][:2] == [backlog[0].pk, backlog[1].pk]
+    assert sorted(event_id for _, event_id in leaves()) == sorted([e.pk for e in backlog] + [between[0].pk])
+    assert sequence_pending() == 0
+    assert_log_whole()

@@ -55,3 +55,22 @@ def test_serves_runs_beat_and_stops_everything_on_sigterm(postgres, tmp_path):
             process.send_signal(signal.SIGTERM)
             assert process.wait(timeout=30) == 0, log_path.read_text()
     assert not [child for child in children if child.is_running() and child.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_child_deaf_to_sigterm_is_killed_so_the_command_returns(monkeypatch):
+    from baccarat_site import dev_server
+
+    monkeypatch.setattr(dev_server, "STOP_SECONDS", 1)
+    deaf = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "print('ready', flush=True); time.sleep(120)"]
+    short = [sys.executable, "-c", "import time; time.sleep(2)"]
+    handlers = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    started = time.monotonic()
+    try:
+        assert dev_server.run_together(short, deaf) == 0
+    finally:
+        signal.signal(signal.SIGTERM, handlers[0])
+        signal.signal(signal.SIGINT, handlers[1])
+    assert time.monotonic() - started < 60
+    assert not [process for process in psutil.process_iter(["cmdline"])
+                if process.info["cmdline"] and "SIG_IGN); print('ready'" in " ".join(process.info["cmdline"])]

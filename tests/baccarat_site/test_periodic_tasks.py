@@ -21,6 +21,7 @@ EXPECTED = {
     "Alert checks": ("alerts.check", 60),
     "Alert check: audit chain": ("alerts.check", 3600),
     "Webhook deliveries sweep": ("webhooks.sweep", 10),
+    "Partitions of the months ahead": ("audit.partitions_ensure", 86400),
 }
 
 

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 
 from benchmarks.database import drop_database, server_connection
-from benchmarks.intake.client import Phase, http_request
+from benchmarks.intake.client import Nodes, Phase, address, http_request
 from benchmarks.intake.report import turn_ratios
 from dbutils.postgresql import urls as database_urls
 from tests import app_role
@@ -28,6 +28,17 @@ BENCH_BROKER_DB = int(os.environ.get("TEST_BENCH_REDIS_DB", "13"))
 def test_refuses_a_database_it_must_not_drop(db):
     with pytest.raises(CommandError, match="does not end in 'bench'"):
         call_command("bench_intake", "--seconds", "1")
+
+
+def test_refuses_one_url_alone(db):
+    with pytest.raises(CommandError, match="two web nodes or more"):
+        call_command("bench_intake", "--url", "http://127.0.0.1:8001")
+
+
+def test_nodes_are_taken_in_turn():
+    nodes = Nodes(["http://127.0.0.1:8001", "http://localhost:8002/"])
+    assert [address(nodes) for _ in range(4)] == [("127.0.0.1", 8001), ("localhost", 8002)] * 2
+    assert address(8000) == ("127.0.0.1", 8000)
 
 
 def test_requests_are_plain_http_1_1_with_a_body_length():

@@ -9,8 +9,8 @@ from django.db.models import Count, Sum
 from audit.models import AuditEvent
 from benchmarks.intake import data, prefill
 from games.choices import BetStatus, RoundStatus
-from games.models import Bet, Round
-from wallet.models import LedgerEntry
+from games.models import Bet, BetKey, Round
+from wallet.models import LedgerEffect, LedgerEntry
 
 pytestmark = pytest.mark.owner  # VACUUM, as the tables' owner
 
@@ -35,6 +35,8 @@ def test_prefill_writes_settled_history_that_keeps_the_ledger_equal(postgres, sm
     assert entries.count() == 2002
     assert entries.aggregate(total=Sum("amount"))["total"] == Decimal("0.00")
     assert not entries.values("bet_id").annotate(n=Count("id")).exclude(n=2).exists()
+    assert BetKey.objects.filter(bet__in=bets).count() == 1001  # as intake writes them
+    assert LedgerEffect.objects.filter(bet_id__in=bets.values("pk")).count() == 2002
     assert data.ledger_problems() == []
     assert not AuditEvent.objects.filter(object_type="bet").exists()
     assert said[-1].startswith("prefilled 1,001 bets") and len(said) == 4

@@ -120,6 +120,32 @@ def shot(request, page):
         take("failed")
 
 
+# DOCS_SCREENSHOTS=1: the operator guide's tests save its pictures into docs/guide/images/ (at
+# GUIDE_WIDTH × GUIDE_HEIGHT, the browser window of a laptop); otherwise they take none.
+GUIDE_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "guide" / "images"
+GUIDE_WIDTH, GUIDE_HEIGHT = 1366, 768
+
+
+@pytest.fixture
+def guide_shot(page):
+    """guide_shot("name", locator=None) saves what the window shows as docs/guide/images/<name>.png when
+    DOCS_SCREENSHOTS=1, scrolled so that ``locator`` (when given) is in the middle of the window."""
+    page.set_viewport_size({"width": GUIDE_WIDTH, "height": GUIDE_HEIGHT})
+    wanted = os.environ.get("DOCS_SCREENSHOTS") == "1"
+
+    def take(name: str, locator=None):
+        if not wanted:
+            return None
+        GUIDE_IMAGES.mkdir(parents=True, exist_ok=True)
+        if locator is not None:
+            locator.evaluate("element => element.scrollIntoView({block: 'center'})")
+        path = GUIDE_IMAGES / f"{name}.png"
+        page.screenshot(path=str(path), animations="disabled", caret="initial")
+        return path
+
+    return take
+
+
 @pytest.fixture
 def sign_in(live_server):
     """sign_in(page, user) signs in through the admin's login form and then its second factor's, with

@@ -26,7 +26,7 @@ def test_round_page_reads_right_and_recompute_is_a_linkable_page(page, live_serv
                                                                  operator, game, play, funded_account):
     player = funded_account("player-1", "100.00")
     round_ = play(game, bets=[(player, "BANKER", "10.00")])
-    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     sign_in(page, support)
     page.goto(f"{live_server.url}/admin/games/round/{round_.pk}/change/")
 
@@ -138,6 +138,7 @@ def test_recent_actions_show_service_actions(page, live_server, sign_in, shot, o
     page.get_by_label("Reason").fill("Misdeal")
     page.get_by_role("button", name="Void and refund").click()
     page.goto(f"{live_server.url}/admin/games/gameinstance/{game.pk}/rotate-seed/")
+    page.get_by_label("Reason").fill("New shoe")
     page.locator("form button[type=submit], form input[type=submit]").last.click()
     page.goto(f"{live_server.url}/admin/")
     recent = page.locator("#recent-actions-module")

@@ -30,7 +30,7 @@ def test_no_page_breaks_the_policy(page, context, live_server, sign_in, shot, op
     player = funded_account("player-1", "100.00")
     round_ = play(game, bets=[(player, "BANKER", "10.00")])
     pair = round_.seed_pair
-    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     pair.refresh_from_db()
 
     _visit(page, f"{live_server.url}/?server_seed={pair.server_seed}&client_seed={pair.client_seed}"

@@ -58,7 +58,7 @@ def test_round_page_links_the_public_pair_page_which_fits_a_phone(page, live_ser
     rounds = [play(game, bets=[(player, "BANKER", "10.00")]) for _ in range(3)]
     voided = game_services.round_open(game_id=game.pk, actor=operator)
     game_services.round_void(round_id=voided.pk, actor=operator, reason="never dealt")  # no outcome: not listed
-    pair, _new = game_services.seed_rotate(game_id=game.pk, actor=operator)
+    pair, _new = game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
 
     sign_in(page, support)
     page.goto(f"{live_server.url}/admin/games/round/{rounds[0].pk}/change/")

@@ -140,6 +140,7 @@ def test_operator_rotates_a_seed_and_sees_the_revealed_seed_and_the_new_hash(
     expect(page.locator("h1")).to_contain_text(f"Rotate the seed of {game.slug}")
     expect(page.locator("#content-main")).to_contain_text(old.server_seed_hash)
     assert old.server_seed not in page.content()
+    page.get_by_label("Reason").fill("New shoe at the table")
     shot("2-rotate-page")
     page.get_by_role("button", name="Reveal and rotate").click()
 
@@ -171,6 +172,9 @@ def test_operator_rotates_a_seed_and_sees_the_revealed_seed_and_the_new_hash(
     page.locator('select[name="action"]').select_option("rotate_seeds")
     shot("4-changelist-action")
     page.locator('button[name="index"]').click()
+    expect(page.locator("h1")).to_contain_text("Rotate seeds")
+    page.get_by_label("Reason").fill("Shift change")
+    page.get_by_role("button", name="Reveal and rotate").click()
     second_new = SeedPair.objects.get(game=second, revealed_at__isnull=True)
     expect(page.locator("ul.messagelist")).to_contain_text(second_new.server_seed_hash)
     second_old.refresh_from_db()

@@ -18,7 +18,7 @@ PHONE = {"width": 390, "height": 844}
 def _played_and_revealed(game, play, operator, funded_account, rounds=3):
     player = funded_account("player-1", "500.00")
     played = [play(game, bets=[(player, "BANKER", "5.00")]) for _ in range(rounds)]
-    game_services.seed_rotate(game_id=game.pk, actor=operator)
+    game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     return played
 
 

@@ -72,7 +72,7 @@ def test_support_looks_a_round_up_sees_its_cards_and_verifies_it_after_rotation(
     shot("3-round-before-rotation")
 
     # An operator rotates the game's seed (in their own session); the support user reloads.
-    revealed, _new = game_services.seed_rotate(game_id=game.pk, actor=operator)
+    revealed, _new = game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     assert revealed.pk == wanted.seed_pair_id
     page.reload()
     expect(page.locator(".field-server_seed_shown")).to_contain_text(revealed.server_seed)

@@ -30,6 +30,7 @@ def test_an_administrator_registers_an_endpoint_under_the_url_rule(page, live_se
     shot("1-refused")
     assert not Endpoint.objects.exists()
     page.locator("#id_url").fill("https://hooks.example/baccarat")
+    page.locator("#id_reason").fill("The table server's receiver")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator(".messagelist")).to_contain_text("shown once")
     shot("2-saved")

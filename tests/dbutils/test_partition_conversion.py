@@ -9,7 +9,7 @@ import pytest
 from django.db import DatabaseError, IntegrityError, ProgrammingError, connection
 
 from dbutils import partitions as p
-from dbutils.partition_conversion import convert_in_place
+from dbutils.partition_conversion import convert_back, convert_in_place
 
 pytestmark = [pytest.mark.owner, pytest.mark.django_db(transaction=True)]
 T = "conv_events"
@@ -84,3 +84,27 @@ def test_it_refuses_to_run_inside_a_transaction(tables):
         convert_in_place(T, first_month=date.today())
     with pytest.raises(ProgrammingError):
         run(f"SELECT * FROM {T}_legacy")  # nothing was done
+
+
+def test_a_conversion_is_undone_with_every_row_and_rule_back(tables):
+    this_month = date.today().replace(day=1)
+    convert_in_place(T, first_month=this_month)
+    run(f"INSERT INTO {T} (owner_id, client, key) VALUES (2, 1, 'new')")
+    rows = run(f"SELECT * FROM {T} ORDER BY id")
+
+    convert_back(T)
+
+    assert run(f"SELECT * FROM {T} ORDER BY id") == rows
+    assert run("SELECT relkind FROM pg_class WHERE relname = %s", [T]) == [("r",)]
+    assert run("SELECT attidentity FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'id'", [T]) == [("d",)]
+    [(new_id,)] = run(f"INSERT INTO {T} (owner_id, client, key) VALUES (3, 1, 'after') RETURNING id")
+    assert new_id == rows[-1][0] + 1
+    with pytest.raises(IntegrityError):
+        run(f"INSERT INTO {T} (owner_id, client, key) VALUES (1, 1, 'after')")  # the unique pair, back
+    with pytest.raises(IntegrityError):
+        run("INSERT INTO conv_child (event_id) VALUES (999999)")  # the foreign key into the table, back
+    with pytest.raises(DatabaseError, match="append-only"):
+        run(f"DELETE FROM {T} WHERE id = %s", [new_id])
+    # Converted again: the months its ids already carry stay in the legacy partition.
+    convert_in_place(T, first_month=p.next_month(this_month))
+    assert run(f"SELECT count(*) FROM {T}") == [(len(rows) + 1,)]

@@ -157,7 +157,8 @@ class TestRoundsDeal:
         rounds = [services.round_open(game_id=game.pk, actor=integration) for game in (a, b, a, b)]
         services.bets_place(round_id=rounds[0].pk, items={0: bet(accounts[1], "BANKER", "20.00", "k1")},
                             client=integration)
-        services.seed_rotate(game_id=a.pk, actor=operator)  # a's pair is revealed once its rounds are dealt
+        # a's pair is revealed once its rounds are dealt
+        services.seed_rotate(game_id=a.pk, actor=operator, reason="rotation")
         services.round_deal(round_id=rounds[3].pk, actor=integration)  # dealt already: left as it is
         ids = [round_.pk for round_ in rounds]
 
@@ -208,7 +209,7 @@ class TestRoundsDeal:
 class TestLocks:
     def test_active_pairs_by_game_without_retired_ones(self, tables, operator):
         a, b = tables
-        retired, new = services.seed_rotate(game_id=a.pk, actor=operator)
+        retired, new = services.seed_rotate(game_id=a.pk, actor=operator, reason="rotation")
         with transaction.atomic():
             pairs = locks.lock_active_seed_pairs([b.pk, a.pk, a.pk])
         assert pairs == {a.pk: new, b.pk: SeedPair.objects.get(game=b)}
@@ -217,7 +218,7 @@ class TestLocks:
     def test_pairs_and_rounds_of_rounds_by_id(self, tables, integration, operator):
         a, b = tables
         rounds = services.rounds_open(game_ids=[b.pk, a.pk, b.pk], actor=integration)
-        _retired, new = services.seed_rotate(game_id=a.pk, actor=operator)
+        _retired, new = services.seed_rotate(game_id=a.pk, actor=operator, reason="rotation")
         ids = [round_.pk for round_ in reversed(rounds)]
         with transaction.atomic():
             locked = locks.lock_rounds(ids)

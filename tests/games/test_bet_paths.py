@@ -14,7 +14,7 @@ from audit.context import request_context
 from audit.models import AuditEvent
 from core.errors import Conflict
 from games import services
-from games.models import Bet, Round
+from games.models import Bet, BetKey, Round
 from wallet.models import Account, LedgerEntry
 
 pytestmark = [pytest.mark.services]
@@ -72,6 +72,7 @@ def _rows(since: dict) -> dict:
     return {
         "bets": sorted((bet.idempotency_key, bet.round_id, bet.account.external_id, bet.bet_type, bet.stake,
                         bet.multiplier, bet.status, bet.payout) for bet in bets),
+        "keys": sorted((key.idempotency_key, key_of.get(key.bet_id)) for key in BetKey.objects.filter(bet__in=bets)),
         "balances": dict(Account.objects.values_list("external_id", "balance")),
         "ledger": [(entry.account.external_id, key_of.get(entry.bet_id), entry.kind, entry.amount,
                     entry.balance_after, entry.reason)
@@ -115,5 +116,6 @@ def test_both_paths_answer_and_write_the_same(db, settings, table, integration):
     assert [answer[0] for answer in answers] == EXPECTED_KINDS
     assert rows["balances"]["rich"] == Decimal("100.00") - Decimal("10.00") - Decimal("3.00") - Decimal("2.50")
     assert rows["balances"]["poor"] == Decimal("15.00") - Decimal("7.25") - Decimal("1.00")
-    assert len(rows["bets"]) == len(rows["ledger"]) == len(rows["audit"]) == 5
+    assert len(rows["bets"]) == len(rows["ledger"]) == len(rows["audit"]) == len(rows["keys"]) == 5
+    assert all(key == bet_key for key, bet_key in rows["keys"])
     assert plain == shortcut

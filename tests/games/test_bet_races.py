@@ -1,7 +1,7 @@
 """Bet intake under races, on the real PostgreSQL: many connections at once, each in its own thread.
 
 The round is held FOR SHARE by bets and FOR NO KEY UPDATE by deal and void (games/locks.py); the
-balance by the account's row; the idempotency key by the unique (client, key). These tests show each
+balance by the account's row; the idempotency key by the primary key of BetKey. These tests show each
 holds when requests arrive together, single bets both through their one statement and through the
 plain path (``bet_path``), and count the statements of a new bet.
 """

@@ -44,7 +44,7 @@ def test_the_field_validator_refuses(value):
 def test_the_services_refuse_and_write_nothing(operator, game, value):
     pairs = list(SeedPair.objects.values_list("pk", "client_seed"))
     with pytest.raises(ValidationError) as raised:
-        services.seed_rotate(game_id=game.pk, actor=operator, client_seed=value)
+        services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation", client_seed=value)
     assert "client_seed" in raised.value.message_dict
     with pytest.raises(ValidationError):
         services.game_create(actor=operator, slug="other", name="Other", min_bet="1.00", max_bet="10.00",
@@ -95,7 +95,7 @@ def test_pairs_made_before_keep_their_seed_take_updates_and_are_not_carried_over
     # The old pair still opens rounds (its next nonce is updated) and is retired and revealed.
     round_ = services.round_open(game_id=game.pk, actor=integration)
     services.round_deal(round_id=round_.pk, actor=integration)
-    retired, new = services.seed_rotate(game_id=game.pk, actor=operator)
+    retired, new = services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     retired.refresh_from_db()
     assert retired.pk == legacy.pk and retired.client_seed == "';touch x;' é" and retired.revealed_at
     assert re.fullmatch(r"[0-9a-f]{16}", new.client_seed), "an unsafe seed is not carried over: a random one"

@@ -42,7 +42,7 @@ def test_bad_input_names_the_field(client, field, value):
 def test_commitments_show_hashes_and_revealed_seeds_never_the_active_seed(client, game, operator, integration):
     round_ = services.round_open(game_id=game.pk, actor=integration)
     services.round_deal(round_id=round_.pk, actor=integration)
-    revealed, active = services.seed_rotate(game_id=game.pk, actor=operator)
+    revealed, active = services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
     html = client.get("/").content.decode()
     assert active.server_seed_hash in html
     assert revealed.server_seed in html
@@ -67,7 +67,7 @@ def test_a_revealed_pair_lists_its_rounds_each_a_link_that_verifies_it(client, g
     for _ in range(3):
         round_ = services.round_open(game_id=game.pk, actor=integration)
         rounds.append(services.round_deal(round_id=round_.pk, actor=integration))
-    revealed, active = services.seed_rotate(game_id=game.pk, actor=operator)
+    revealed, active = services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
 
     assert client.get(f"/pairs/{active.server_seed_hash}/").status_code == 404  # not revealed: nothing listed
     page = client.get(f"/pairs/{revealed.server_seed_hash}/")

@@ -47,7 +47,7 @@ def test_rotation_never_starves_and_reveals_only_closed_pairs(postgres, game, in
         try:
             for _ in range(ROTATIONS):
                 time.sleep(0.05)
-                retired, _new = services.seed_rotate(game_id=game.pk, actor=operator)
+                retired, _new = services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
                 rotations.append(retired.is_revealed)
         except Exception as error:  # noqa: BLE001
             errors.append(repr(error))

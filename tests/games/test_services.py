@@ -83,7 +83,7 @@ class TestSeedLifecycle:
 
     def test_rotation_with_a_round_open_retires_now_and_reveals_after_the_deal(self, game, operator, integration):
         round_ = services.round_open(game_id=game.pk, actor=integration)
-        retired, new = services.seed_rotate(game_id=game.pk, actor=operator)
+        retired, new = services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
         assert retired.retired_at and not retired.is_revealed and retired.revealed_server_seed is None
         assert services.round_open(game_id=game.pk, actor=integration).seed_pair_id == new.pk
         assert retired.server_seed not in repr(list(AuditEvent.objects.values()))
@@ -96,7 +96,7 @@ class TestSeedLifecycle:
 
     def test_the_reveal_waits_for_the_last_open_round_voided_or_dealt(self, game, operator, integration):
         first, second = (services.round_open(game_id=game.pk, actor=integration) for _ in range(2))
-        retired, _new = services.seed_rotate(game_id=game.pk, actor=operator)
+        retired, _new = services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
         services.round_void(round_id=first.pk, actor=operator, reason="table fault")
         retired.refresh_from_db()
         assert not retired.is_revealed
@@ -116,7 +116,8 @@ class TestSeedLifecycle:
     def test_rotation_reveals_and_starts_a_new_pair(self, game, operator, integration):
         round_ = services.round_open(game_id=game.pk, actor=integration)
         services.round_deal(round_id=round_.pk, actor=integration)
-        revealed, new = services.seed_rotate(game_id=game.pk, actor=operator, client_seed="new-client")
+        revealed, new = services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation",
+                                             client_seed="new-client")
         assert revealed.revealed_server_seed == revealed.server_seed
         assert new.revealed_server_seed is None
         assert new.client_seed == "new-client"
@@ -129,7 +130,7 @@ class TestSeedLifecycle:
 
     def test_rotation_rejects_a_bad_client_seed(self, game, operator):
         with pytest.raises(ValidationError) as error:
-            services.seed_rotate(game_id=game.pk, actor=operator, client_seed="bad\x00seed")
+            services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation", client_seed="bad\x00seed")
         assert "client_seed" in error.value.message_dict
         assert SeedPair.objects.filter(game=game).count() == 1
 
@@ -137,7 +138,7 @@ class TestSeedLifecycle:
         round_ = services.round_open(game_id=game.pk, actor=integration)
         services.round_deal(round_id=round_.pk, actor=integration)
         active = SeedPair.objects.get(game=game)
-        services.seed_rotate(game_id=game.pk, actor=operator)
+        services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
         new = SeedPair.objects.get(game=game, revealed_at__isnull=True)
         dump = repr(list(AuditEvent.objects.values()))
         assert active.server_seed in dump  # revealed: may be published

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from prometheus_client import CollectorRegistry
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from dbutils.postgresql import urls as database_urls
 from games import services as game_services
@@ -45,10 +47,17 @@ def call(base: str, method: str, path: str, body: dict | None = None, headers: d
 
 
 @pytest.fixture
-def server(postgres, tmp_path):
+def flush_seconds():
+    """METRICS_FLUSH_SECONDS of the server: the production default."""
+    return "1"
+
+
+@pytest.fixture
+def server(postgres, tmp_path, flush_seconds):
     metrics_dir = tmp_path / "metrics"
     env = {**os.environ, "DATABASE_URL": database_urls.to_url(connection.settings_dict),
            "SECRET_KEY": "monitoring-test-only-" + "k" * 40, "HTTPS_ONLY": "0", "METRICS_TOKEN": TOKEN,
+           "METRICS_FLUSH_SECONDS": flush_seconds,
            "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "API_THROTTLE_INTEGRATION": "none", "LOG_LEVEL": "WARNING"}
     for name in ("DEBUG", "CELERY_BROKER_URL", "METRICS_ENABLED"):
         env.pop(name, None)
@@ -68,7 +77,7 @@ def server(postgres, tmp_path):
                         break
                 except OSError:
                     time.sleep(0.2)
-            yield base, metrics_dir
+            yield base, metrics_dir, process
         finally:
             process.terminate()
             process.wait(timeout=30)
@@ -81,7 +90,7 @@ def scrape(base: str) -> dict:
 
 
 def test_bets_through_three_workers_are_summed_in_every_scrape(server, game, integration, funded_account):
-    base, metrics_dir = server
+    base, metrics_dir, _process = server
     funded_account("player-1", "1000.00")
     round_ = game_services.round_open(game_id=game.pk, actor=integration)
     token = api_client_for(integration).api_token_secret
@@ -99,19 +108,53 @@ def test_bets_through_three_workers_are_summed_in_every_scrape(server, game, int
     refused = {"account": "player-1", "bet_type": "TIE", "stake": "5000.00", "idempotency_key": "too-much"}
     assert call(base, "POST", f"/api/v1/rounds/{round_.pk}/bets/", refused, headers)[0] == 400
 
+    # Each worker writes its counts within METRICS_FLUSH_SECONDS (the one answering a scrape, at once).
+    deadline = time.monotonic() + 30
+    while not counted_every_bet(scrape(base)):
+        assert time.monotonic() < deadline, scrape(base)
+        time.sleep(0.2)
     writers = {path.stem.rpartition("_")[2] for path in metrics_dir.glob("counter_*.db")}
     assert len(writers) >= 2, writers  # more than one worker counted bets
     for _ in range(6):  # each scrape answered by any worker, each the sum of all
         figures = scrape(base)
-        assert value(figures, "baccarat_bets_accepted_total", game="main-table", bet_type="PLAYER") == BETS / 2
-        assert value(figures, "baccarat_bets_accepted_total", game="main-table", bet_type="BANKER") == BETS / 2
-        assert value(figures, "baccarat_bets_refused_total", reason="invalid_stake") == 1  # beyond the game's limit
-        assert value(figures, "baccarat_http_request_duration_seconds_count", view="api:round-bets",
-                     method="POST", status="201") == BETS
+        assert counted_every_bet(figures), figures
         assert value(figures, "baccarat_metrics_database_up") == 1
     status, body = call(base, "GET", "/-/ready")
     assert status == 200, body
     assert json.loads(body)["failing"] == []
+
+
+def counted_every_bet(figures: dict) -> bool:
+    return (value(figures, "baccarat_bets_accepted_total", game="main-table", bet_type="PLAYER") == BETS / 2
+            and value(figures, "baccarat_bets_accepted_total", game="main-table", bet_type="BANKER") == BETS / 2
+            and value(figures, "baccarat_bets_refused_total", reason="invalid_stake") == 1  # beyond the game's limit
+            and value(figures, "baccarat_http_request_duration_seconds_count", view="api:round-bets", method="POST",
+                      status="201") == BETS)
+
+
+@pytest.mark.parametrize("flush_seconds", ["3600"])
+def test_a_stopping_worker_writes_what_it_kept(server, game, integration, funded_account):
+    """Workers that would write only once an hour: stopping gunicorn (each worker exits) writes them."""
+    base, metrics_dir, process = server
+    funded_account("player-1", "1000.00")
+    round_ = game_services.round_open(game_id=game.pk, actor=integration)
+    headers = {"Authorization": f"Token {api_client_for(integration).api_token_secret}"}
+
+    def place(number: int) -> int:
+        body = {"account": "player-1", "bet_type": "PLAYER", "stake": "1.00", "idempotency_key": f"stop-{number}"}
+        return call(base, "POST", f"/api/v1/rounds/{round_.pk}/bets/", body, headers)[0]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert list(pool.map(place, range(BETS))) == [201] * BETS
+    process.terminate()
+    process.wait(timeout=30)
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=str(metrics_dir))
+    figures = {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+               for family in registry.collect() for sample in family.samples}
+    assert value(figures, "baccarat_bets_accepted_total", game="main-table", bet_type="PLAYER") == BETS
+    assert value(figures, "baccarat_http_request_duration_seconds_count", view="api:round-bets", method="POST",
+                 status="201") == BETS
 
 
 def test_the_configuration_makes_a_directory_of_its_own_and_clears_dead_processes_files():

@@ -9,6 +9,7 @@ import pytest
 from django.db import connections
 from django.test import Client
 
+from alerts import readiness as probes
 from dbutils.redis_cache import RedisCache
 from monitoring import readiness
 
@@ -77,7 +78,7 @@ def test_ready_is_503_naming_the_database_out_of_reach(monkeypatch):
 
 @pytest.mark.django_db
 def test_ready_is_503_while_a_migration_is_not_applied(monkeypatch):
-    monkeypatch.setattr(readiness, "expected_migrations",
+    monkeypatch.setattr(probes, "expected_migrations",
                         lambda: frozenset({("games", "9999_not_yet_applied")}))
     response = get("/-/ready")
     assert response.status_code == 503

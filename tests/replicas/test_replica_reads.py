@@ -135,7 +135,7 @@ def test_a_browser_reads_its_own_writes(world, operator, support, paused, settin
 
 def balance_cell(client) -> str:
     content = client.get("/admin/wallet/account/", secure=True).content.decode()
-    return content[content.index('class="field-balance"'):][:80]
+    return content[content.index('class="field-balance_shown"'):][:80]
 
 
 def test_bets_draw_on_the_primarys_balance(world, api_as, integration, operator, paused, standby_admin, settings):

@@ -21,7 +21,7 @@ from settlement.models import SettlementBatch
 from tests.conftest import make_user
 from wallet import services as wallet_services
 from wallet.choices import LedgerKind
-from wallet.models import Account, LedgerEntry
+from wallet.models import Account, LedgerEffect, LedgerEntry
 
 pytestmark = pytest.mark.django_db
 
@@ -175,11 +175,13 @@ class TestQueue:
         funded_account("p", "100.00")
         good = [open_round_with_bets(game, integration, [("a", "PLAYER", "1.00")]) for _ in range(2)]
         poison = open_round_with_bets(game, integration, [("p", kind, "1.00") for kind in ("PLAYER", "BANKER", "TIE")])
-        # Payouts already on the ledger (as if written around the services): whatever the outcome,
-        # settling this round would pay one of them twice, which the ledger's unique (bet, kind) refuses.
+        # Payouts already on the ledger with their effects (as if written around the services):
+        # whatever the outcome, settling this round would pay one of them twice, which the primary
+        # key (bet, kind) of the ledger's effects refuses.
         for bet in Bet.objects.filter(round=poison):
             LedgerEntry.objects.create(account=bet.account, bet_id=bet.pk, kind=LedgerKind.PAYOUT,
                                        amount=Decimal("1.00"), balance_after=Decimal("98.00"))
+            LedgerEffect.objects.create(bet_id=bet.pk, kind=LedgerKind.PAYOUT)
         result = services.settlement_sweep(worker="w")
         # The batch of three failed; each round alone: the good ones settle, the poison one fails
         # alone and is settled bet by bet: its paying bets are held, the losing one settles.

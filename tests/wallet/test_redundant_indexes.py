@@ -2,11 +2,14 @@
 entries' foreign keys keep their constraints but not an index of their own (composite indexes lead
 with each column), and the audit events keep no pattern-operator index but the actor's."""
 
+from io import StringIO
+
 import pytest
 from django.core.management import call_command
 
 from audit.models import AuditEvent
 from games.models import Bet
+from tests import app_role
 from wallet.models import LedgerEntry
 
 GONE = {Bet._meta.db_table: ["account_id", "client_id", "round_id"],
@@ -47,7 +50,9 @@ def assert_gone(connection):
         assert not set(columns) & single_column_indexes(connection, table), table
         assert set(columns) <= foreign_key_columns(connection, table), table
     assert pattern_indexed_columns(connection, AUDIT) == {"actor"}  # the admin's search by its beginning
-    assert {"action", "hash"} <= single_column_indexes(connection, AUDIT)  # exact lookups keep theirs
+    assert "action" in single_column_indexes(connection, AUDIT)  # exact lookups keep theirs
+    # The chain's hashes are only in the legacy partition of the events partitioned by month (audit 0009).
+    assert "hash" in single_column_indexes(connection, f"{AUDIT}_legacy")
 
 
 @pytest.mark.services
@@ -64,4 +69,6 @@ def test_the_indexes_go_and_come_back_the_constraints_stay(postgres):
         assert pattern_indexed_columns(postgres, AUDIT) == {"actor", "action", "hash"}
     finally:
         call_command("migrate", verbosity=0)
+        # Tables made again by the migrations have no grants yet: db_roles gives them, as after every migrate.
+        call_command("db_roles", app_role.APP_ROLE, f"--password={app_role.APP_PASSWORD}", stdout=StringIO())
     assert_gone(postgres)

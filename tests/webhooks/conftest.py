@@ -19,7 +19,8 @@ def endpoint(integration, receiver):
     """endpoint(events) registers the receiver for those events; returns (endpoint, secret)."""
 
     def create(events=("round.voided",)):
-        return services.endpoint_create(actor=integration, owner=integration, url=receiver.url, events=list(events))
+        return services.endpoint_create(actor=integration, reason="new receiver",
+                                                           owner=integration, url=receiver.url, events=list(events))
 
     return create
 

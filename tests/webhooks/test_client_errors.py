@@ -26,7 +26,7 @@ def does_not_resolve(host, port, **kwargs):
 def test_the_client_reads_one_generic_reason_and_staff_the_detail(api_as, integration, operator, settings,
                                                                    monkeypatch, resolver, detail):
     settings.WEBHOOK_ALLOW_HTTP, settings.WEBHOOK_BLOCK_PRIVATE = False, True
-    hook, _secret = services.endpoint_create(actor=integration, owner=integration,
+    hook, _secret = services.endpoint_create(actor=integration, reason="new receiver", owner=integration,
                                              url="https://billing.corp.example/hook", events=["round.voided"])
     monkeypatch.setattr(socket, "getaddrinfo", resolver)
     with transaction.atomic():

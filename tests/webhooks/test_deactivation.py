@@ -122,11 +122,12 @@ def test_a_delivery_cancelled_while_on_its_way_is_not_tried_again(endpoint, inte
 
 def test_staff_never_own_an_endpoint(operator, integration):
     with pytest.raises(ApplicationError, match="integration client"):
-        services.endpoint_create(actor=operator, owner=operator, url="https://hooks.example/", events=["round.voided"])
+        services.endpoint_create(actor=operator, reason="new receiver",
+                                                 owner=operator, url="https://hooks.example/", events=["round.voided"])
     integration.is_active = False
     integration.save()
     with pytest.raises(ApplicationError, match="deactivated"):
-        services.endpoint_create(actor=operator, owner=integration, url="https://hooks.example/",
+        services.endpoint_create(actor=operator, reason="new receiver", owner=integration, url="https://hooks.example/",
                                  events=["round.voided"])
 
 

@@ -133,7 +133,7 @@ def test_settlement_reveals_and_alerts_are_delivered(receiver, endpoint, dealt_r
     endpoint(["round.settled", "bet.settled", "seeds.revealed", "alert.opened"])
     with django_capture_on_commit_callbacks(execute=True):
         settlement_services.settlement_run(round_ids=[dealt_round.pk])
-        game_services.seed_rotate(game_id=game.pk, actor=operator)
+        game_services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
         alert_services.alert_raise(Finding("large_payout", "bet:1", "warning", "Bet 1 paid a lot."))
     by_type = {event["type"]: event["data"] for event in receiver.events()}
     assert by_type["round.settled"]["round"] == dealt_round.pk and by_type["round.settled"]["status"] == "SETTLED"

@@ -30,13 +30,19 @@ def test_an_operator_configures_an_endpoint_for_an_integration_client(operator, 
     assert list(page.context["adminform"].form.fields["owner"].queryset) == [integration]  # no staff, no retired
     form = {"owner": integration.pk, "url": "https://hooks.example/", "events": ["round.voided"], "description": "",
             "active": "on"}
-    response = client.post(admin_url(Endpoint, "add"), form, follow=True)
+    for blank in ("", "   "):
+        refused = client.post(admin_url(Endpoint, "add"), {**form, "reason": blank})
+        assert refused.status_code == 200 and refused.context["adminform"].form.errors["reason"]
+    assert not Endpoint.objects.exists()
+    response = client.post(admin_url(Endpoint, "add"), {**form, "reason": " New receiver "}, follow=True)
     assert "shown once" in response.content.decode()
     endpoint = Endpoint.objects.get()
     assert endpoint.owner == integration
-    assert AuditEvent.objects.get(action="webhook.endpoint_created").actor == operator.username
+    created = AuditEvent.objects.get(action="webhook.endpoint_created")
+    assert created.actor == operator.username and created.reason == "New receiver"
     change = client.get(admin_url(endpoint, "change"))
     assert change.status_code == 200 and "owner" not in change.context["adminform"].form.fields  # fixed now
+    assert "reason" not in change.context["adminform"].form.fields  # asked when the endpoint is made
 
 
 @pytest.mark.parametrize("owner_name", ["operator", "support", "administrator", "nobody", "retired"])
@@ -52,6 +58,7 @@ def test_the_admin_offers_no_one_but_integration_clients(administrator, everyone
 
 
 def test_staff_registering_through_the_api_are_told_where_to_configure_one(api_as, operator):
-    response = api_as(operator).post(URL, {"url": "https://hooks.example/", "events": ["round.voided"]})
+    response = api_as(operator).post(URL, {"reason": "new receiver",
+                                           "url": "https://hooks.example/", "events": ["round.voided"]})
     assert response.status_code == 403 and "in the admin" in response.json()["detail"], response.content
     assert not Endpoint.objects.exists()

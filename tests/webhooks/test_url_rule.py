@@ -106,16 +106,17 @@ class TestEverywhere:
         settings.WEBHOOK_ALLOW_HTTP, settings.WEBHOOK_BLOCK_PRIVATE = False, True
         client = api_as(integration)
         for url in PRIVATE_OR_PLAIN:
-            response = client.post(URL, {"url": url, "events": ["round.settled"]})
+            response = client.post(URL, {"reason": "new receiver", "url": url, "events": ["round.settled"]})
             assert response.status_code == 400 and "url" in response.json(), (url, response.content)
         assert not Endpoint.objects.exists()
-        assert client.post(URL, {"url": "https://hooks.example/", "events": ["round.settled"]}).status_code == 201
+        assert client.post(URL, {"reason": "new receiver",
+                                 "url": "https://hooks.example/", "events": ["round.settled"]}).status_code == 201
 
     def test_the_schema_publishes_the_rule_of_the_settings(self, api_as, operator, settings):
         for allow_http, block_private in ((False, True), (True, False)):
             settings.WEBHOOK_ALLOW_HTTP, settings.WEBHOOK_BLOCK_PRIVATE = allow_http, block_private
             schema = api_as(operator).get("/api/schema/", HTTP_ACCEPT="application/json").json()
-            for name in ("EndpointInputRequest", "PatchedEndpointInputRequest"):
+            for name in ("EndpointCreateRequest", "PatchedEndpointInputRequest"):
                 component = schema["components"]["schemas"][name]
                 url = component["properties"]["url"]
                 assert url["pattern"] == endpoint_url_pattern() and url["maxLength"] == URL_MAX_LENGTH
@@ -124,7 +125,8 @@ class TestEverywhere:
                     {"type": "string", "maxLength": 200, "pattern": "^[^\\x00]+$"}, {"type": "string", "maxLength": 0}]
 
     def test_an_endpoint_created_paused_stays_paused(self, api_as, integration):
-        response = api_as(integration).post(URL, {"url": "https://a.example/", "events": ["round.voided"],
+        response = api_as(integration).post(URL, {"reason": "new receiver",
+                                                  "url": "https://a.example/", "events": ["round.voided"],
                                                   "active": False})
         assert response.status_code == 201 and response.json()["active"] is False
         assert not Endpoint.objects.get().active
@@ -133,7 +135,7 @@ class TestEverywhere:
         settings.WEBHOOK_ALLOW_HTTP, settings.WEBHOOK_BLOCK_PRIVATE = False, True
         client = client_for(administrator)
         form = {"owner": integration.pk, "url": "https://user:pw@hooks.example/", "events": ["round.voided"],
-                "description": "", "active": "on"}
+                "description": "", "active": "on", "reason": "New receiver"}
         response = client.post(admin_url(Endpoint, "add"), form)
         assert response.status_code == 200 and "No user or password in the URL." in response.content.decode()
         assert not Endpoint.objects.exists()
@@ -142,7 +144,7 @@ class TestEverywhere:
 
     def test_the_model_and_the_database_refuse_it_too(self, integration):
         with pytest.raises(ValidationError, match="No #fragment"):
-            services.endpoint_create(actor=integration, owner=integration, url="https://a.example/#x",
+            services.endpoint_create(actor=integration, reason="new receiver", owner=integration, url="https://a.example/#x",
                                      events=["round.voided"])
         with pytest.raises(IntegrityError):
             Endpoint.objects.create(owner=integration, url="ftp://a.example/", events=["round.voided"])

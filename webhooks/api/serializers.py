@@ -2,7 +2,7 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from backoffice.api.serializers import StrictCharField, StrictInputMixin
+from backoffice.api.serializers import StrictCharField, StrictInputMixin, reason_field
 from webhooks.choices import EventType
 from webhooks.models import Delivery, Endpoint
 from webhooks.services import error_for_client
@@ -71,6 +71,10 @@ class EndpointInputSerializer(StrictInputMixin, serializers.Serializer):
 
     def validate_events(self, value):
         return list(dict.fromkeys(value))  # each event once, in the order first named
+
+
+class EndpointCreateSerializer(EndpointInputSerializer):
+    reason = reason_field(help_text="Why the endpoint is registered; recorded in the audit trail (not only spaces).")
 
 
 class SecretSerializer(serializers.Serializer):

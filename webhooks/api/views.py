@@ -28,12 +28,12 @@ class EndpointListView(ApiView):
         return self.paginate(Endpoint.objects.using(self.read_db).filter(owner=request.user), s.EndpointSerializer)
 
     @extend_schema(tags=["webhooks"], summary="Register an endpoint for events (the answer holds its secret, once)",
-                   request=s.EndpointInputSerializer, responses={201: s.EndpointCreatedSerializer, **ERRORS})
+                   request=s.EndpointCreateSerializer, responses={201: s.EndpointCreatedSerializer, **ERRORS})
     def post(self, request):
         if request.user.is_staff:  # staff own no endpoint: they configure a client's in the admin
             raise PermissionDenied("Endpoints registered through the API belong to the integration client that "
                                    "registers them; staff configure a client's endpoints in the admin.")
-        data = validated(s.EndpointInputSerializer, request.data)
+        data = validated(s.EndpointCreateSerializer, request.data)
         endpoint, secret = services.endpoint_create(actor=request.user, owner=request.user, **data)
         return Response({**s.EndpointSerializer(endpoint).data, "secret": secret}, status=status.HTTP_201_CREATED)
 

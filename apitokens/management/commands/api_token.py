@@ -15,6 +15,7 @@ from django.utils.timezone import is_naive, make_aware
 
 from apitokens import selectors, services
 from apitokens.choices import Scope
+from core.errors import Conflict
 
 ACTOR = "system:api_token"
 
@@ -35,7 +36,7 @@ def _time(value: str | None):
     return make_aware(parsed) if is_naive(parsed) else parsed
 
 
-def _errors(error: ValidationError) -> str:
+def _errors(error: ValidationError | Conflict) -> str:
     return " ".join(f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items())
 
 
@@ -64,7 +65,7 @@ class Command(BaseCommand):
     def handle(self, *args, action, **options):
         try:
             getattr(self, f"_{action}")(**options)
-        except ValidationError as error:
+        except (ValidationError, Conflict) as error:
             raise CommandError(_errors(error)) from None
 
     def _user(self, username: str):

@@ -24,6 +24,9 @@ class Command(BaseCommand):
                             help="the published heads to check the log against (default: AUDIT_HEAD_SINK_DIR)")
         parser.add_argument("--no-published-heads", action="store_true",
                             help="check the stored heads only, not those published outside the database")
+        parser.add_argument("--archives", metavar="DIR",
+                            help="the files of archived months (partitions archive --to DIR): each checked against "
+                                 "the manifest in the log, and the leaves of its events against its rows")
 
     def _public_key(self, given: str | None) -> bytes:
         try:
@@ -31,7 +34,8 @@ class Command(BaseCommand):
         except (ValueError, ImproperlyConfigured) as error:
             raise CommandError(f"cannot verify: {error}", returncode=2) from None
 
-    def handle(self, *args, against=None, public_key=None, heads=None, no_published_heads=False, **options):
+    def handle(self, *args, against=None, public_key=None, heads=None, no_published_heads=False, archives=None,
+               **options):
         key = self._public_key(public_key)
         given = None
         if against:
@@ -40,7 +44,7 @@ class Command(BaseCommand):
             except (OSError, ValueError) as error:
                 raise CommandError(f"FAILED: cannot read the head in {against}: {error}", returncode=1) from None
         published = "" if no_published_heads else (heads or settings.AUDIT_HEAD_SINK_DIR)
-        check = check_log(given, published=published, public_key=key)
+        check = check_log(given, published=published, public_key=key, archives=archives)
         if check.problem is None:
             chained, _head, chain_problem = audit_chain_check()
             if chain_problem:
@@ -48,6 +52,9 @@ class Command(BaseCommand):
         if check.problem:
             raise CommandError(f"FAILED: {check.problem}", returncode=1)
         consistent = f"; consistent with the head given of {given['tree_size']} events" if given else ""
+        archived = (f"; {check.archived} leaves of archived events, {check.archived_checked} of them checked "
+                    f"against their archive files" if check.archived else "")
         self.stdout.write(
             f"OK: {check.tree_size} events in the log, root {check.root_hash}; {check.heads_checked} signed heads "
-            f"hold, {check.published_checked} published heads hold{consistent}; {check.pending} events pending")
+            f"hold, {check.published_checked} published heads hold{consistent}; {check.pending} events pending"
+            f"{archived}")

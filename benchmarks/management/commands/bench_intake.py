@@ -24,6 +24,12 @@
    floor also turn by turn, the spread a noisy machine gives it), and checks that the ledger still
    equals every balance.
 
+With ``--url URL`` given twice or more, against web nodes already running (``make cluster``; DATABASE_URL
+and API_TOKEN_PEPPERS the nodes', from the cluster's cluster.env) instead: nothing is dropped, the
+run's client, game, accounts and rounds are added under a name of its own, and single bets go through
+the first node alone and through all of them in turn (round-robin), slice by slice, then the settlement
+lag while they take bets (benchmarks.intake.nodes).
+
 The code is in benchmarks.intake.
 """
 
@@ -36,6 +42,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from benchmarks.intake.nodes import run_nodes
 from benchmarks.intake.run import Plan, run
 
 EXAMPLE_URL = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/baccarat_intake_bench"
@@ -63,10 +70,15 @@ class Command(BaseCommand):
         parser.add_argument("--prefill", type=int, default=0, metavar="BETS",
                             help="settled bets of the past (and their ledger entries) written before the phases, "
                                  "e.g. 20000000 (default 0)")
+        parser.add_argument("--url", action="append", default=[], metavar="URL",
+                            help="a running web node (http://host:port); given twice or more, the run drives those "
+                                 "nodes and one of them alone instead of gunicorns of its own")
 
     def handle(self, *args, **options):
         name = connection.settings_dict["NAME"] or ""
-        if not name.endswith("bench"):
+        if len(options["url"]) == 1:
+            raise CommandError("--url: give two web nodes or more, to compare them with one")
+        if not name.endswith("bench") and not options["url"]:
             raise CommandError(f"bench_intake drops and re-creates the database it runs on, and {name!r} does not "
                                f"end in 'bench'. Use a database of its own, e.g. {EXAMPLE_URL}.")
         if (not 1 <= options["bulk_size"] <= 1000 or options["clients"] < 1 or options["seconds"] <= 0
@@ -87,4 +99,7 @@ class Command(BaseCommand):
             except BlockingIOError:
                 self.stderr.write("bench_intake: another run is in progress on this machine; waiting for it")
                 fcntl.flock(lock, fcntl.LOCK_EX)
-            run(plan, say=self.stderr.write, write=self.stdout.write)
+            if options["url"]:
+                run_nodes(options["url"], plan, say=self.stderr.write, write=self.stdout.write)
+            else:
+                run(plan, say=self.stderr.write, write=self.stdout.write)

@@ -482,7 +482,7 @@ class DemoPlayer:
 
     def rotate(self, game):
         try:
-            services.seed_rotate(game_id=game.pk, actor=self.operator)
+            services.seed_rotate(game_id=game.pk, actor=self.operator, reason="Scheduled rotation")
         except Conflict:
             return
         self.stats["rotations"] += 1

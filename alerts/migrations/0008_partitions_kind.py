@@ -1,0 +1,33 @@
+"""The partitions alert kind (a partitioned table with no partition for next month); the minute's
+checks run it."""
+
+from django.conf import settings
+from django.db import migrations, models
+
+from alerts.migration_operations import schedule_checks
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('alerts', '0007_incidents'),
+        ('django_celery_beat', '0019_alter_periodictasks_options'),
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
+    ]
+
+    operations = [
+        migrations.RemoveConstraint(
+            model_name='alert',
+            name='alert_kind_valid',
+        ),
+        migrations.AlterField(
+            model_name='alert',
+            name='kind',
+            field=models.CharField(choices=[('settlement_lag', 'Settlement lag'), ('rounds_for_operators', 'Rounds left for operators'), ('held_bets', 'Bets held for operators'), ('audit_chain', 'Audit log verification failed'), ('audit_pending', 'Audit events waiting for the sequencer'), ('audit_heads', 'Audit heads that do not verify'), ('periodic_tasks', 'Periodic tasks of the audit log or alerts not running'), ('readiness', 'Readiness failing'), ('outcome_test', "A day's outcomes off the published odds"), ('rtp_band', 'Actual RTP outside its plausible band'), ('large_payout', 'Large single payout'), ('replica', 'Read replica not answering or behind'), ('partitions', 'Partitions of the months ahead missing')], max_length=32),
+        ),
+        migrations.AddConstraint(
+            model_name='alert',
+            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['settlement_lag', 'rounds_for_operators', 'held_bets', 'audit_chain', 'audit_pending', 'audit_heads', 'periodic_tasks', 'readiness', 'outcome_test', 'rtp_band', 'large_payout', 'replica', 'partitions'])), name='alert_kind_valid'),
+        ),
+        schedule_checks({"Alert checks": ("partitions",)}),
+    ]

@@ -1,0 +1,70 @@
+"""manage.py partitions ensure | archive | restore (audit.partitioning)."""
+
+from datetime import date
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from audit import partitioning
+from core.errors import ApplicationError
+from dbutils.partitions import ArchiveError
+
+HELP = """\
+Partition maintenance of the tables partitioned by month, as the tables' owner (run it with the
+owner's DATABASE_URL, MIGRATION_DATABASE_URL in production):
+
+  ensure                              this month's partitions and the next two's (writers go on)
+  archive --to DIR [--before DATE]    detach every whole month before DATE (default: all but the
+                                      RETENTION_MONTHS_ONLINE months kept online) into DIR: a gzip
+                                      COPY file and a manifest per month; an audit event carries the
+                                      manifests. Nothing is deleted (the tables wait in the schema
+                                      "archived")
+  restore FILE...                     attach archived months again, each file checked against its
+                                      manifest
+"""
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise CommandError(f"--before takes a date as YYYY-MM-DD, not {text!r}") from None
+
+
+class Command(BaseCommand):
+    help = HELP
+
+    def add_arguments(self, parser):
+        actions = parser.add_subparsers(dest="action", required=True)
+        actions.add_parser("ensure", help="make the partitions of this month and the next two")
+        archive = actions.add_parser("archive", help="detach whole months into files")
+        archive.add_argument("--before", type=_date, help="YYYY-MM-DD: every whole month before it")
+        archive.add_argument("--to", required=True, metavar="DIR", help="where the files go")
+        restore = actions.add_parser("restore", help="attach archived months again")
+        restore.add_argument("files", nargs="+", metavar="FILE", help="X.copy.gz or its X.json")
+
+    def handle(self, *args, action, **options):
+        if not partitioning.connection_is_owner():
+            raise CommandError("partitions runs as the tables' owner: set DATABASE_URL to the owner's URL "
+                               "(MIGRATION_DATABASE_URL in production)")
+        try:
+            getattr(self, f"_{action}")(**options)
+        except (ApplicationError, ArchiveError, OSError) as error:
+            raise CommandError(str(error)) from None
+
+    def _ensure(self, **options):
+        made = partitioning.partitions_ensure()
+        self.stdout.write(f"made {', '.join(made)}" if made else "every partition needed is there")
+
+    def _archive(self, *, before, to, **options):
+        before = before or partitioning.retention_start()
+        manifests = partitioning.partitions_archive(before=before, to=Path(to))
+        for manifest in manifests:
+            self.stdout.write(f"archived {manifest['partition']} ({manifest['month']}, {manifest['rows']} rows) to "
+                              f"{Path(to) / manifest['file']}, SHA-256 {manifest['sha256']}")
+        if not manifests:
+            self.stdout.write(f"no whole month before {before} to archive")
+
+    def _restore(self, *, files, **options):
+        for manifest in partitioning.partitions_restore(files=files):
+            self.stdout.write(f"restored {manifest['partition']} ({manifest['month']}, {manifest['rows']} rows)")

@@ -1,0 +1,95 @@
+"""Partition maintenance of the tables partitioned by month (dbutils.partitions), with the audit
+trail vouching for every archive: ``python manage.py partitions ensure | archive | restore``.
+
+Run as the tables' owner (the application role can neither attach nor detach). Nothing is ever
+deleted: an archived month is detached into the schema ``archived`` and written to a checked file.
+"""
+
+from datetime import date
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+
+from audit.choices import AuditAction
+from audit.models import AuditEvent, AuditLeaf
+from audit.sequencer import sequence_pending
+from audit.services import audit_record
+from core.errors import Conflict
+from dbutils import partitions
+
+# The tables partitioned by month, in archive order: a table before any table it references.
+PARTITIONED_TABLES = [
+    AuditEvent._meta.db_table,
+]
+MONTHS_AHEAD = 2
+ACTOR = "system:partitions"
+
+
+def months_before(today: date, months: int) -> date:
+    """The first day of the month ``months`` months before ``today``'s."""
+    index = today.year * 12 + today.month - 1 - months
+    return date(index // 12, index % 12 + 1, 1)
+
+
+def retention_start(today: date | None = None) -> date:
+    """The first month kept online: RETENTION_MONTHS_ONLINE months, this one included."""
+    return months_before(today or date.today(), settings.RETENTION_MONTHS_ONLINE - 1)
+
+
+def partitions_ensure(*, today: date | None = None, using: str = DEFAULT_DB_ALIAS) -> list:
+    """Every registered table's partitions of this month and MONTHS_AHEAD more; the names made."""
+    return [name for table in PARTITIONED_TABLES
+            for name in partitions.ensure(table, ahead=MONTHS_AHEAD, today=today, using=using)]
+
+
+def months_ahead(table: str, *, today: date | None = None, using: str = DEFAULT_DB_ALIAS) -> int:
+    """How many months after this one ``table`` has partitions for, without a gap."""
+    present, month, ahead = partitions.month_partitions(table, using=using), (today or date.today()), 0
+    month = partitions.next_month(month.replace(day=1))
+    while month in present:
+        ahead, month = ahead + 1, partitions.next_month(month)
+    return ahead
+
+
+def _unsequenced_events(before: date, using: str) -> int:
+    """Events of the months before ``before`` still without a leaf (they would leave the log)."""
+    sequence_pending(using)
+    return AuditEvent.objects.using(using).filter(
+        id__gte=partitions.legacy_end(AuditEvent._meta.db_table, using=using),
+        id__lt=partitions.month_start_id(before)).exclude(
+        id__in=AuditLeaf.objects.using(using).values("event_id")).count()
+
+
+def partitions_archive(*, before: date, to, using: str = DEFAULT_DB_ALIAS) -> list:
+    """Archive every whole month before ``before`` of every registered table to ``to`` and record
+    one audit event carrying the manifests (the signed log vouches for each file's SHA-256). Never
+    the current month; refused while an event of those months has no leaf yet."""
+    if before > date.today().replace(day=1):
+        raise Conflict("before", "Only whole months that have ended can be archived.")
+    if _unsequenced_events(before, using):
+        raise Conflict("before", "Events of those months are not sequenced yet: run the sequencer first.")
+    manifests = [manifest.as_json() for table in PARTITIONED_TABLES
+                 for manifest in partitions.archive(table, before=before, to=to, using=using)]
+    if manifests:
+        with transaction.atomic(using=using):
+            audit_record(actor=ACTOR, action=AuditAction.PARTITIONS_ARCHIVED, object_type="partition",
+                         object_id=f"before {before:%Y-%m}", after={"manifests": manifests})
+    return manifests
+
+
+def partitions_restore(*, files: list, using: str = DEFAULT_DB_ALIAS) -> list:
+    """Attach the archived months of ``files`` again (each checked against its manifest) and record
+    one audit event carrying their manifests."""
+    restored = [partitions.restore(file, using=using).as_json() for file in files]
+    if restored:
+        with transaction.atomic(using=using):
+            audit_record(actor=ACTOR, action=AuditAction.PARTITIONS_RESTORED, object_type="partition",
+                         object_id=", ".join(m["partition"] for m in restored)[:64], after={"manifests": restored})
+    return restored
+
+
+def connection_is_owner(using: str = DEFAULT_DB_ALIAS) -> bool:
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = %s::regclass), "
+                       "'USAGE')", [AuditEvent._meta.db_table])
+        return cursor.fetchone()[0]
