@@ -144,12 +144,7 @@ def _start_primary(layout: Layout) -> None:
     """The primary on 127.0.0.1:primary_port (initialised the first time, trusting local logins and
     replication as the embedded server's initdb does), and the cluster's database."""
     data_dir, user = (layout.base_dir / "primary").resolve(), _run_as()
-    if not (data_dir / "PG_VERSION").exists():
-        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if user:
-            _give_to(data_dir, user)
-        _pg([tool("initdb"), "-D", str(data_dir), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8",
-             "--locale=C.UTF-8"], user, stdout=subprocess.DEVNULL)
+    embedded_server.initialise(data_dir, user)
     if embedded_server._postmaster_pid(data_dir) is None:
         (data_dir / "postmaster.pid").unlink(missing_ok=True)
         # Not in the data directory, which pg_basebackup copies for the replica.

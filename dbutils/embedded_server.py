@@ -123,18 +123,23 @@ def is_running(data_dir: Path | None = None) -> bool:
     return _postmaster_pid(Path(data_dir or default_data_dir()).resolve()) is not None
 
 
+def initialise(data_dir: Path, user) -> None:
+    """A new cluster in ``data_dir`` (owned by ``user`` when root runs this), unless it has one."""
+    if not (data_dir / "PG_VERSION").exists():
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if user:
+            _give_to(data_dir, user)
+        _pg([tool("initdb"), "-D", str(data_dir), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8",
+             "--locale=C.UTF-8"], user, stdout=subprocess.DEVNULL)
+
+
 def start(data_dir: Path | None = None, *, database: str | None = "baccarat", throwaway: bool = False) -> str:
     """Start the server of ``data_dir`` unless it runs (initialising the directory the first time),
     make ``database`` if missing, and return its DATABASE_URL."""
     data_dir = Path(data_dir or default_data_dir()).resolve()
     user = _run_as()
     with _locked(data_dir):
-        if not (data_dir / "PG_VERSION").exists():
-            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            if user:
-                _give_to(data_dir, user)
-            _pg([tool("initdb"), "-D", str(data_dir), "-U", SUPERUSER, "--auth=trust", "--encoding=UTF8",
-                 "--locale=C.UTF-8"], user, stdout=subprocess.DEVNULL)
+        initialise(data_dir, user)
         if _postmaster_pid(data_dir) is None:
             # A server killed outright leaves its postmaster.pid: gone with its process, it is stale.
             (data_dir / "postmaster.pid").unlink(missing_ok=True)
