@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import psycopg
@@ -175,7 +176,9 @@ class Load:
             deadline = time.monotonic() + LOAD_SECONDS
             await asyncio.gather(self.dealer(deadline), self.faults(deadline),
                                  *(self.bettor(number, deadline) for number in range(CLIENTS)))
-        asyncio.run(main())
+        # On a thread of its own: the browser tests' Playwright leaves an event loop running on this one.
+        with ThreadPoolExecutor(1) as thread:
+            thread.submit(asyncio.run, main()).result()
 
 
 def _query(running, sql: str, params=None) -> list:
