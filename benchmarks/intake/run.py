@@ -60,7 +60,8 @@ def labels(plan: Plan) -> dict:
         "floor": "framework floor: GET of a missing page (404)",
         "read": "authenticated read: GET /games/{slug}/",
         "single": f"single bets over {plan.rounds} rounds",
-        "single_metrics_off": "single bets, the same, metrics off",
+        "single_metrics_on": "single bets, the same, metrics on (own server)",
+        "single_metrics_off": "single bets, the same, metrics off (own server)",
         "one_round": "single bets on one round",
         "bulk": f"bulk bets, {plan.bulk_size} a request, {plan.rounds} rounds",
         "sql": f"SQL floor: a bet's writes, {plan.clients} clients",
@@ -154,18 +155,20 @@ def run(plan: Plan, *, say, write) -> None:
     # As in production: the throttle's windows in Redis, shared by the workers.
     server_env = {"CELERY_BROKER_URL": plan.broker, "CACHE_URL": plan.cache, "LOG_LEVEL": "ERROR",
                   "API_TOKEN_PEPPERS": ",".join(peppers)}
-    # A second gunicorn, idle but for its own phase, serves single bets with the metrics off: their
-    # cost is the two phases' difference, taken in turn in the same run.
+    # Two more gunicorns, alike but for the metrics and idle but for their own phase, serve single
+    # bets with the metrics on and off: the metrics' cost is their difference. Each has served the same
+    # requests before, so neither carries the main server's history of other phases.
     with (gunicorn(url, plan.workers, server_env) as port, settlement_worker(url, plan.broker),
+          gunicorn(url, plan.workers, server_env) as metrics_on_port,
           gunicorn(url, plan.workers, {**server_env, "METRICS_ENABLED": "0"}) as metrics_off_port,
           pooled_gunicorn(params, plan.workers, server_env, say) as pooled_port):
-        say(f"gunicorn on 127.0.0.1:{port} ({plan.workers} workers; metrics off on {metrics_off_port}), "
-            f"{plan.clients} clients, {plan.seconds:.0f} s a phase")
+        say(f"gunicorn on 127.0.0.1:{port} ({plan.workers} workers; metrics on {metrics_on_port} and off "
+            f"{metrics_off_port}), {plan.clients} clients, {plan.seconds:.0f} s a phase")
         closed_loop(port, traffic.missing_page, clients=plan.clients, seconds=WARM_UP_SECONDS, expected={404})
-        for warmed in filter(None, (port, metrics_off_port, pooled_port)):
+        for warmed in filter(None, (port, metrics_on_port, metrics_off_port, pooled_port)):
             closed_loop(warmed, traffic.single(rounds["sql"]), clients=plan.clients, seconds=WARM_UP_SECONDS,
                         expected={201})
-        ports = {"single_metrics_off": metrics_off_port}
+        ports = {"single_metrics_on": metrics_on_port, "single_metrics_off": metrics_off_port}
         # The same bets through PgBouncer in transaction mode, beside the direct ones (benchmarks.intake.pooled).
         pooled, pooled_ports = pooled_phases(pooled_port, traffic, rounds, plan.bulk_size)
         ports.update(pooled_ports)
@@ -173,6 +176,7 @@ def run(plan: Plan, *, say, write) -> None:
             ("floor", traffic.missing_page, {404}, 0),
             ("read", traffic.read, {200}, 0),
             ("single", traffic.single(rounds["single"]), {201}, 1),
+            ("single_metrics_on", traffic.single(rounds["single"]), {201}, 1),
             ("single_metrics_off", traffic.single(rounds["single"]), {201}, 1),
             ("one_round", traffic.single(rounds["one_round"]), {201}, 1),
             ("bulk", traffic.bulk(rounds["bulk"], plan.bulk_size), {200}, plan.bulk_size),
@@ -183,7 +187,7 @@ def run(plan: Plan, *, say, write) -> None:
         for turn in range(plan.slices):
             refresh_statistics()
             results.turns.append({})
-            for key, make, expected, size in phases:
+            for key, make, expected, size in in_turn(phases, turn):
                 if turn == 0:
                     say(f"  {labels(plan)[key]}")
                 phase_port = ports.get(key, port)
@@ -204,6 +208,18 @@ def run(plan: Plan, *, say, write) -> None:
     results.problems = [f"ledger differs from the balance of {', '.join(found[:5])}"
                         for found in [data.ledger_problems()] if found]
     report(results, labels(plan), write)
+
+
+def in_turn(phases: list, turn: int) -> list:
+    """The phases in their order, but for the metrics' pair, which swap places every other turn: the
+    one that follows the other would otherwise always meet what its slice left behind."""
+    if turn % 2 == 0:
+        return phases
+    keys = [key for key, *_ in phases]
+    on, off = keys.index("single_metrics_on"), keys.index("single_metrics_off")
+    swapped = list(phases)
+    swapped[on], swapped[off] = phases[off], phases[on]
+    return swapped
 
 
 def dealing_under_load(port: int, traffic: Traffic, plan: Plan, rounds: dict, single_rate: float, say) -> dict:

@@ -105,8 +105,10 @@ def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
     assert re.search(r"^  single / floor turn by turn: [\d.]+ [\d.]+ [\d.]+ \(spread [\d.]+ to [\d.]+\)$", output,
                      re.M), output
     assert "a round with 1,000 bets: deal request" in output
-    # The metrics' cost: the same single bets on a second gunicorn with the metrics off, in the same run.
-    assert re.search(r"^single bets, the same, metrics off\s+[\d.]+\s+[\d.]+\s", output, re.M), output
+    # The metrics' cost: the same single bets on two more gunicorns, metrics on and off, in the same run.
+    for setting in ("on", "off"):
+        assert re.search(rf"^single bets, the same, metrics {setting} \(own server\)\s+[\d.]+\s+[\d.]+\s", output,
+                         re.M), output
     assert re.search(r"^\s+metrics' cost on single bets \(%\)\s+-?[\d.]+\s+target < 3\s+(met|MISSED)$", output,
                      re.M), output
     assert re.search(r"^  the metrics cost a single bet [-+][\d.]+ ms of gunicorn's CPU", output, re.M), output
