@@ -120,14 +120,18 @@ class AlertAdmin(ReadOnlyAdmin):
 class IncidentAdmin(ReadOnlyAdmin):
     """Incidents, newest first, each with its alerts; exported as CSV (the rows the list shows)."""
 
-    list_display = ("id", "opened_at", "status", "cause", "restored_at", "restored_by_actor", "alert_count")
+    list_display = ("id", "opened_at", "status", "cause", "restored_at", "restored_by_shown", "alert_count")
     list_filter = ("status",)
-    fields = ("id", "opened_at", "cause", "status", "restored_at", "restored_by_actor", "alerts_shown")
+    fields = ("id", "opened_at", "cause", "status", "restored_at", "restored_by_shown", "alerts_shown")
     readonly_fields = fields
     csv_export = INCIDENTS_EXPORT
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("alerts")
+
+    @admin.display(description="Restored by", ordering="restored_by_actor")
+    def restored_by_shown(self, obj):  # the actor as the audit trail names it, under a heading people read
+        return obj.restored_by_actor or EMPTY
 
     @admin.display(description="Alerts")
     def alert_count(self, obj):

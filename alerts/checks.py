@@ -24,6 +24,7 @@ from audit.models import AuditEvent
 from audit.partitioning import PARTITIONED_TABLES, months_ahead
 from audit.selectors import audit_chain_check, audit_unverified_heads
 from audit.verification import check_log
+from core.currencies import amount_text
 from dbutils import replicas as db_replicas
 from games.choices import BetStatus, RoundStatus
 from games.engine import exact_odds
@@ -257,10 +258,11 @@ def large_payouts() -> list:
                                settled_at__date__gte=start)
             .select_related("account", "round__game").order_by("pk")[:100])
     return [Finding(AlertKind.LARGE_PAYOUT, f"bet:{bet.pk}", AlertSeverity.WARNING,
-                    f"Bet {bet.pk} of {bet.account.external_id} on {bet.round.game.slug} paid {bet.payout} "
+                    f"Bet {bet.pk} of {bet.account.external_id} on {bet.round.game.slug} paid "
+                    f"{amount_text(bet.payout, bet.account.currency)} "
                     f"{bet.account.currency} (threshold {settings.ALERT_PAYOUT_THRESHOLD}).",
                     {"bet": bet.pk, "round": bet.round_id, "account": bet.account.external_id,
-                     "payout": str(bet.payout)})
+                     "payout": amount_text(bet.payout, bet.account.currency)})
             for bet in bets]
 
 

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from approvals.choices import ApprovalAction
+from core.currencies import amount_text
 from core.services import model_diff
 from games import locks as game_locks
 from games import services as game_services
@@ -48,6 +49,8 @@ class ActionKind:
     moved: Callable[[dict, dict], dict] | None = None
     # The entry of settings.APPROVAL_ACTIONS that turns it on (its action's by default).
     setting: str = ""
+    # What it acts on as people name it, kept with the request for its title (Approval.object_name).
+    object_name: Callable[[dict], str] = lambda arguments: ""
 
     @property
     def enabled(self) -> bool:
@@ -128,6 +131,7 @@ GAME_UPDATE = ActionKind(
     arguments=_game_arguments,
     lock=_lock_game,
     moved=_game_moved,
+    object_name=lambda arguments: GameInstance.objects.values_list("slug", flat=True).get(pk=arguments["game_id"]),
 )
 
 # A change that makes a game active, even one that has taken no bet (setting "game.create").
@@ -150,6 +154,7 @@ GAME_CREATE = ActionKind(
     permission="games.add_gameinstance",
     object_type="gameinstance",
     object_id=lambda arguments: "",  # the game's id once applied
+    object_name=lambda arguments: arguments.get("slug") or "",
     # A game created suspended takes no bet until it is activated, which is held then.
     needs_approval=lambda arguments: arguments.get("status", GameStatus.ACTIVE) == GameStatus.ACTIVE,
     changes=lambda arguments: {"slug": arguments.get("slug"), **_new_game(arguments)["configuration"]},
@@ -195,9 +200,11 @@ def _adjustment_changes(arguments: dict) -> dict:
     amount = _amount(arguments)
     window = _window_total(account.external_id)
     return {"account": account.external_id, "amount": str(amount), "currency": account.currency,
-            "balance": {"before": str(account.balance), "after": str(account.balance + amount)},
+            "balance": {"before": amount_text(account.balance, account.currency),
+                        "after": amount_text(account.balance + amount, account.currency)},
             # The absolute total adjusted over the window (APPROVAL_ADJUSTMENT_WINDOW_HOURS), with this one.
-            "adjusted_in_window": {"before": str(window), "after": str(window + abs(amount))}}
+            "adjusted_in_window": {"before": amount_text(window, account.currency),
+                                   "after": amount_text(window + abs(amount), account.currency)}}
 
 
 ACCOUNT_ADJUST = ActionKind(

@@ -97,19 +97,20 @@ class ApprovalAdmin(ReadOnlyAdmin):
             return f"new game {obj.payload.get('slug')}"
         model = OBJECT_MODELS[obj.object_type]
         return format_html('<a href="{}">{} {}</a>', object_url(model, obj.object_id), model._meta.verbose_name,
-                           obj.object_id)
+                           obj.object_name or obj.object_id)
 
     @admin.display(description="Change")
     def summary(self, obj):
         parts = []
         for name, value in obj.changes.items():
+            label = name.replace("_", " ")  # as the request's page words it
             if isinstance(value, dict):
-                parts.append(f"{name}: {_value(value.get('before'))} → {_value(value.get('after'))}")
+                parts.append(f"{label}: {_value(value.get('before'))} → {_value(value.get('after'))}")
             else:
-                parts.append(f"{name}: {_value(value)}")
+                parts.append(f"{label}: {_value(value)}")
         return "; ".join(parts)
 
-    @admin.display(description="Diff")
+    @admin.display(description="Change")  # as the list and the approve form word it
     def diff(self, obj):
         """Each field: the value the request was proposed against, the proposal, and the value now (a
         field of a game that changed since is flagged: approving is refused; an adjustment is a credit

@@ -15,6 +15,9 @@ class Approval(models.Model):
     # What the action acts on, named as the audit trail names objects (model name, primary key).
     object_type = models.CharField(max_length=64)
     object_id = models.CharField(max_length=64)
+    # What it acts on as people name it when proposed (a game's slug), for the title; "" where the
+    # changes name it (an account, a round).
+    object_name = models.CharField(max_length=64, blank=True, default="")
     # The arguments of the service that approving calls (JSON-ready), and the change as people read it.
     payload = models.JSONField()
     changes = models.JSONField()
@@ -62,7 +65,8 @@ class Approval(models.Model):
             return f"Create the active game {changes.get('slug')}"
         verb = "Activate" if self.action == ApprovalAction.GAME_ACTIVATE else "Change"
         fields = ", ".join(name.replace("_", " ") for name in changes)
-        return f"{verb} game {self.object_id}" + (f": {fields}" if fields else "")
+        game = self.object_name or f"#{self.object_id}"  # a row stored before names were kept
+        return f"{verb} game {game}" + (f": {fields}" if fields else "")
 
     @property
     def current_status(self) -> str:

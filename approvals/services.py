@@ -70,6 +70,7 @@ def approval_gate(service, *, actor, reason, **arguments) -> Approval | None:
         now = timezone.now()
         approval = Approval.objects.create(
             action=kind.action, object_type=kind.object_type, object_id=kind.object_id(arguments),
+            object_name=kind.object_name(arguments),
             payload=kind.payload(arguments), changes=kind.changes(arguments), reason=reason,
             proposed_by=actor, proposed_at=now, expires_at=now + timedelta(hours=settings.APPROVAL_EXPIRY_HOURS),
         )

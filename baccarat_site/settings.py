@@ -1,6 +1,7 @@
 """Settings, read from the environment. The defaults run the embedded set-up: the checkout's own
 PostgreSQL server (dbutils.embedded_server), tasks in-process."""
 
+import json
 import os
 from decimal import Decimal
 from pathlib import Path
@@ -436,6 +437,10 @@ APPROVAL_ADJUSTMENT_WINDOW_HOURS = float(os.environ.get("APPROVAL_ADJUSTMENT_WIN
 APPROVAL_EXPIRY_HOURS = float(os.environ.get("APPROVAL_EXPIRY_HOURS", "24"))
 # The highest exact return to player (1.00 = 100 %) any bet type of any game may have, whatever its RTP policy.
 MAX_GAME_RTP = Decimal(os.environ.get("MAX_GAME_RTP", "1.00"))
+# Currencies besides ISO 4217's (whose places core.currencies knows: JPY 0, USD 2, KWD 3) that games
+# and accounts may hold, with their decimal places, 0 to 8: a JSON object, e.g. {"BTC": 8, "USDT": 6}.
+# Set before a game of the currency takes a bet: its payouts round down to that unit from then on.
+CURRENCY_MINOR_UNITS = json.loads(os.environ.get("CURRENCY_MINOR_UNITS", "{}"))
 
 # Alerts (alerts.checks): thresholds of the periodic checks, the days they look back on, and who is
 # emailed when an alert opens. Without EMAIL_HOST, email goes to the console (development).

@@ -5,6 +5,8 @@ from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ValidationError
 
+from core.currencies import minor_places, places_in
+
 
 def parse_money(value, *, field: str, validator: Callable[[Decimal], None] | None = None) -> Decimal:
     """``value`` (a decimal string, an int or a Decimal) as a finite Decimal that ``validator`` accepts;
@@ -27,9 +29,12 @@ def parse_money(value, *, field: str, validator: Callable[[Decimal], None] | Non
 
 
 def money_text(amount, currency: str = "", *, signed: bool = False) -> str:
-    """An amount as people read it: thousands separated, two places, its currency, a true minus sign:
-    Decimal("-58131.4") → "−58,131.40"; signed=True writes "+" before a credit."""
+    """An amount as people read it: thousands separated, its currency's places (core.currencies:
+    USD two, JPY none, KWD three; without a currency, the places it needs and at least two), its
+    currency, a true minus sign: Decimal("-58131.4"), "USD" → "−58,131.40 USD"; signed=True writes
+    "+" before a credit."""
     amount = Decimal(str(amount))
+    places = max(minor_places(currency), places_in(amount)) if currency else max(2, places_in(amount))
     sign = "−" if amount < 0 else ("+" if signed and amount > 0 else "")
-    text = f"{sign}{abs(amount):,.2f}"
+    text = f"{sign}{abs(amount):,.{places}f}"
     return f"{text} {currency}" if currency else text

@@ -23,7 +23,15 @@ from datetime import date
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from psycopg import sql
 
-from dbutils.partitions import EPOCH_YEAR, LOCK_TIMEOUT, MONTH_SHIFT, month_start_id, next_month, partition_name
+from dbutils.partitions import (
+    EPOCH_YEAR,
+    LOCK_TIMEOUT,
+    MONTH_SHIFT,
+    month_of_id,
+    month_start_id,
+    next_month,
+    partition_name,
+)
 
 MONTHS_AHEAD = 2
 
@@ -59,6 +67,19 @@ def _catalog(cursor, table: str) -> dict:
         "triggers": rows("SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger "
                          "WHERE tgrelid = %s::regclass AND NOT tgisinternal"),
     }
+
+
+def first_month(table: str, *, using: str = DEFAULT_DB_ALIAS) -> date:
+    """The first month of ``table``'s partitions: this month (the database's clock), or the month
+    after its largest id when ids carry months already (a conversion rolled back), whose months the
+    legacy partition then takes too."""
+    with connections[using].cursor() as cursor:
+        last = _run(cursor, sql.SQL("SELECT date_trunc('month', now())::date, (SELECT max(id) FROM {})").format(
+            sql.Identifier(table))).fetchone()
+    month, last_id = last
+    if last_id is not None and last_id >= month_start_id(month):
+        month = next_month(month_of_id(last_id))
+    return month
 
 
 def convert_in_place(table: str, *, first_month: date, using: str = DEFAULT_DB_ALIAS) -> list:

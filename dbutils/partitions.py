@@ -186,6 +186,18 @@ def _archived(cursor, table: str) -> dict:
     return found
 
 
+def _drop_foreign_keys(cursor, name: str) -> None:
+    """A detached partition keeps its foreign keys as its own: an archived ledger month's would
+    forbid detaching the bets' month it references. Attaching it again makes them anew (and checks).
+    (The clones a key keeps per partition of the table it references go with it.)"""
+    raw = _execute(cursor, "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f' "
+                           "AND conparentid = 0",
+                   [f"{ARCHIVE_SCHEMA}.{name}"])
+    for (constraint,) in raw.fetchall():
+        _execute(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(
+            sql.Identifier(ARCHIVE_SCHEMA, name), sql.Identifier(constraint)))
+
+
 def archive(table: str, *, before: date, to: str | Path, using: str = DEFAULT_DB_ALIAS) -> list:
     """Detach every monthly partition of ``table`` wholly before ``before`` and write each to ``to``;
     the manifests written, oldest first. A partition detached by a run that stopped before its file
@@ -207,7 +219,10 @@ def archive(table: str, *, before: date, to: str | Path, using: str = DEFAULT_DB
                 _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA {}").format(
                     _identifier(name), _identifier(ARCHIVE_SCHEMA)))
         for month, name in sorted(_archived(cursor, table).items()):
-            if next_month(month) > before or (directory / f"{name}.json").exists():
+            if next_month(month) > before:
+                continue
+            _drop_foreign_keys(cursor, name)
+            if (directory / f"{name}.json").exists():
                 continue
             file = directory / f"{name}.copy.gz"
             file.unlink(missing_ok=True)  # the part a stopped run wrote, with no manifest
@@ -224,12 +239,21 @@ class ArchiveError(ValueError):
     """A file that does not match its manifest, or a partition already attached."""
 
 
+def _manifest_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path.parent / f"{path.name.removesuffix('.copy.gz').removesuffix('.json')}.json"
+
+
+def read_manifest_table(path: str | Path) -> str:
+    """The table of an archive file's manifest, unchecked (to order restores)."""
+    return json.loads(_manifest_path(path).read_text())["table"]
+
+
 def read_manifest(path: str | Path) -> tuple[Manifest, Path]:
     """The manifest of an archive file (``X.copy.gz`` or its ``X.json``) and the file, checked:
     its SHA-256 must be the manifest's."""
-    path = Path(path)
-    stem = path.name.removesuffix(".copy.gz").removesuffix(".json")
-    manifest = Manifest(**json.loads((path.parent / f"{stem}.json").read_text()))
+    path = _manifest_path(path)
+    manifest = Manifest(**json.loads(path.read_text()))
     file = path.parent / manifest.file
     digest = hashlib.sha256()
     with open(file, "rb") as data:

@@ -11,7 +11,14 @@ knows: it is served by the games' extension of the ledger admin (``games.admin.l
 from django.db.models import OuterRef, Subquery
 
 from backoffice.admin.exports import Export, boolean, optional, text, when
+from core.currencies import amount_text
 from games.models import Bet
+
+
+def _money(amount, currency: str | None = None) -> str:
+    """An amount at its currency's places (JPY 100, USD 10.00), or, without one, exactly with at
+    least two; empty for none."""
+    return "" if amount is None else amount_text(amount, currency)
 
 
 def _cards(labels) -> str:
@@ -45,7 +52,8 @@ ROUNDS_EXPORT = Export(
 def _bet_row(bet) -> list:
     return [
         bet.pk, bet.round_id, bet.round.game.slug, text(bet.account.external_id), bet.account.currency,
-        text(bet.client.get_username()), bet.bet_type, bet.stake, bet.multiplier, bet.status, optional(bet.payout),
+        text(bet.client.get_username()), bet.bet_type, _money(bet.stake, bet.account.currency), bet.multiplier,
+        bet.status, _money(bet.payout, bet.account.currency),
         text(bet.idempotency_key), when(bet.placed_at), when(bet.settled_at), bet.round.status,
         bet.round.outcome or "",
     ]
@@ -63,7 +71,8 @@ BETS_EXPORT = Export(
 def _ledger_row(entry) -> list:
     return [
         entry.pk, when(entry.created_at), text(entry.account.external_id), entry.account.currency, entry.kind,
-        entry.amount, entry.balance_after, optional(entry.bet_id), optional(entry.bet_round_id), text(entry.reason),
+        _money(entry.amount, entry.account.currency), _money(entry.balance_after, entry.account.currency),
+        optional(entry.bet_id), optional(entry.bet_round_id), text(entry.reason),
     ]
 
 
@@ -79,9 +88,10 @@ LEDGER_EXPORT = Export(
 
 def _statement_row(entry) -> list:
     return [
-        entry.pk, when(entry.created_at), entry.kind, entry.amount, entry.balance_after, optional(entry.bet_id),
-        optional(entry.bet_round_id), text(entry.bet_game), text(entry.bet_type), optional(entry.bet_stake),
-        optional(entry.bet_multiplier), text(entry.bet_status), optional(entry.bet_payout), text(entry.reason),
+        entry.pk, when(entry.created_at), entry.kind, _money(entry.amount), _money(entry.balance_after),
+        optional(entry.bet_id), optional(entry.bet_round_id), text(entry.bet_game), text(entry.bet_type),
+        _money(entry.bet_stake), optional(entry.bet_multiplier), text(entry.bet_status), _money(entry.bet_payout),
+        text(entry.reason),
     ]
 
 

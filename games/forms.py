@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from audit.forms import ReasonForm
 from backoffice.formatting import money, percent
 from backoffice.forms import ExactDecimalFormField
+from core.currencies import in_places
 from games.choices import BetType
 from games.engine import (
     MAX_DECKS,
@@ -31,7 +32,7 @@ from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIM
 from games.models import GameInstance, RtpPolicy
 from games.rtp import HIGHEST_FIELD, LIMIT_FIELDS, MULTIPLIER_FIELDS, policy_violations
 from games.validators import validate_client_seed_field, validate_multiplier
-from wallet.validators import MAX_STAKE
+from wallet.validators import CURRENCY_MAX_LENGTH, MAX_STAKE
 
 PERCENT_PLACES = 4
 
@@ -194,7 +195,8 @@ class GameInstanceForm(forms.ModelForm):
             "tie_multiplier": _multiplier_widget(),
             "decks": forms.NumberInput(attrs={"class": "rtp-input"}),
             "rtp_policy": forms.Select(attrs={"class": "rtp-input"}),
-            "currency": forms.TextInput(attrs={"size": 4, "maxlength": 3, "class": "pf-uppercase"}),  # no inline style
+            "currency": forms.TextInput(attrs={"size": 6, "maxlength": CURRENCY_MAX_LENGTH,  # no inline style
+                                               "class": "pf-uppercase"}),
         }
 
     def __init__(self, *args, **kwargs):
@@ -212,6 +214,9 @@ class GameInstanceForm(forms.ModelForm):
             self.fields["decks"].widget.attrs.update({"min": MIN_DECKS, "max": MAX_DECKS})
         if "max_bet" in self.fields:  # the model's help writes the limit as a bare number
             self.fields["max_bet"].help_text = f"At most {money(MAX_STAKE)}."
+        for name in ("min_bet", "max_bet"):  # at the currency's places (JPY 100), not the column's eight
+            if isinstance(self.initial.get(name), Decimal) and self.instance.pk is not None:
+                self.initial[name] = in_places(self.initial[name], self.instance.currency)
 
     def clean_client_seed(self):
         return optional_client_seed(self.cleaned_data.get("client_seed", ""))

@@ -5,7 +5,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Round as RoundTo
 
+from core.currencies import iso_codes_by_places, minor_places, places_in
 from games.choices import BetStatus, BetType, GameStatus, Outcome, RoundStatus
 from games.engine import DEFAULT_MULTIPLIERS, MAX_DECKS, MIN_DECKS, Multipliers, multiplier_problem
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
@@ -21,7 +23,14 @@ from games.validators import (
 )
 from wallet.fields import money_field
 from wallet.models import Account
-from wallet.validators import CURRENCY_CHECK_PATTERN, MAX_STAKE, validate_currency, validate_stake
+from wallet.validators import (
+    CURRENCY_CHECK_PATTERN,
+    CURRENCY_MAX_LENGTH,
+    MAX_STAKE,
+    validate_currency,
+    validate_in_currency,
+    validate_stake,
+)
 
 
 def multiplier_field(default: Decimal, verbose_name: str) -> models.DecimalField:
@@ -118,7 +127,9 @@ class GameInstance(models.Model):
     tie_multiplier = multiplier_field(DEFAULT_MULTIPLIERS.tie, "tie multiplier")
     min_bet = money_field("minimum bet", validators=[validate_stake])
     max_bet = money_field("maximum bet", validators=[validate_stake], help_text=f"At most {MAX_STAKE}.")
-    currency = models.CharField(max_length=3, default="USD", validators=[validate_currency])
+    currency = models.CharField(max_length=CURRENCY_MAX_LENGTH, default="USD", validators=[validate_currency],
+                                help_text="ISO 4217, or a code of settings.CURRENCY_MINOR_UNITS; the bet limits "
+                                "and stakes have at most its decimal places.")
     rtp_policy = models.ForeignKey(RtpPolicy, on_delete=models.PROTECT, null=True, blank=True,
                                    related_name="games", verbose_name="RTP policy",
                                    help_text="The payouts must keep this policy's RTP limits; empty for none.")
@@ -154,8 +165,14 @@ class GameInstance(models.Model):
             models.CheckConstraint(condition=Q(min_bet__lte=F("max_bet")), name="game_min_bet_le_max_bet"),
             models.CheckConstraint(condition=Q(max_bet__lte=MAX_STAKE), name="game_max_bet_within_max_stake"),
             models.CheckConstraint(
-                condition=Q(currency__regex=CURRENCY_CHECK_PATTERN), name="game_currency_iso4217"
+                condition=Q(currency__regex=CURRENCY_CHECK_PATTERN), name="game_currency_code"
             ),
+            # The limits of an ISO 4217 currency have at most its places (a configured currency's
+            # are the model's and the forms' to check: settings can change, a constraint cannot).
+            *(models.CheckConstraint(
+                condition=~Q(currency__in=codes)
+                | Q(min_bet=RoundTo("min_bet", places), max_bet=RoundTo("max_bet", places)),
+                name=f"game_limits_in_{places}_places") for places, codes in iso_codes_by_places().items()),
         ]
 
     def __str__(self):
@@ -172,6 +189,7 @@ class GameInstance(models.Model):
     def clean(self):
         if self.min_bet is not None and self.max_bet is not None and self.min_bet > self.max_bet:
             raise ValidationError({"max_bet": "The maximum bet must be at least the minimum bet."})
+        self._limits_in_currency()
         # The ceiling of every game (settings.MAX_GAME_RTP) when its payouts are new or change (a game
         # left above a ceiling lowered since can still be renamed or suspended), and the limits of its
         # policy if it has one; once the payouts are valid (a bad one is its field's own error).
@@ -181,6 +199,19 @@ class GameInstance(models.Model):
                                           ceiling=self._payouts() != getattr(self, "_stored_payouts", None))
             if errors:
                 raise ValidationError(errors)
+
+    def _limits_in_currency(self) -> None:
+        """The bet limits are amounts of the game's currency: no more places than it has."""
+        errors = {}
+        for name in ("min_bet", "max_bet"):
+            value = getattr(self, name)
+            if isinstance(value, Decimal) and value.is_finite() and isinstance(self.currency, str):
+                try:
+                    validate_in_currency(value, self.currency)
+                except ValidationError as error:
+                    errors[name] = error.messages
+        if errors:
+            raise ValidationError(errors)
 
     @classmethod
     def from_db(cls, db, field_names, values):
@@ -204,7 +235,9 @@ class GameInstance(models.Model):
             if isinstance(value, RtpPolicy):
                 value = value.name
             elif isinstance(value, Decimal):
-                places = self._meta.get_field(name).decimal_places
+                # Money at its currency's places (USD 10.00, JPY 100), a multiplier at its column's.
+                places = (max(minor_places(self.currency), places_in(value)) if name in ("min_bet", "max_bet")
+                          else self._meta.get_field(name).decimal_places)
                 value = str(value.quantize(Decimal(1).scaleb(-places)))
             values[name] = value
         return values

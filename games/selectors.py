@@ -13,17 +13,18 @@ database unless told). Those given model instances and reading only their relati
 
 import functools
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from django.core.paginator import Paginator
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 
 from core.errors import Conflict
+from dbutils import partitions
 from dbutils.rows import row_loader
 from games.choices import GameStatus, RoundStatus
 from games.engine import odds_report, verify_round
-from games.models import Bet, GameInstance, Round, SeedPair
+from games.models import UNPAID_BET_STATUSES, Bet, GameInstance, Round, SeedPair
 from games.rtp import LIMIT_NAMES
 from wallet.models import Account, LedgerEntry
 
@@ -320,3 +321,43 @@ def ledger_entries_of_bets(bet_ids, *, using: str = DEFAULT_DB_ALIAS) -> dict:
     for entry in ledger.order_by("pk"):
         entries.setdefault(entry.bet_id, []).append(entry)
     return entries
+
+
+# --- The bets' monthly partitions ---------------------------------------------------------------
+
+# A bet's id carries the month of the database's clock when it was placed, a round's opened_at the
+# application's: this much leeway between the two clocks.
+CLOCK_LEEWAY = timedelta(minutes=1)
+
+
+def bet_ids_of_rounds(*, opened_from: datetime, until: datetime, using: str = DEFAULT_DB_ALIAS) -> Q:
+    """A filter on the bets' ids that keeps only the partitions that can hold the bets of rounds
+    opened from ``opened_from`` on and placed until ``until``: the months between, and the legacy
+    partition (the bets from before the table was partitioned) only while its last bet was placed
+    since ``opened_from``. Constants, so that the planner prunes every other partition."""
+    since, until = (moment.astimezone(UTC) for moment in (opened_from - CLOCK_LEEWAY, until + CLOCK_LEEWAY))
+    ids = Q(pk__gte=partitions.month_start_id(since), pk__lt=partitions.month_start_id(partitions.next_month(until)))
+    legacy_end = partitions.legacy_end(Bet._meta.db_table, using=using)
+    last_legacy = Bet.objects.using(using).filter(pk__lt=legacy_end).order_by("-pk").values_list(
+        "placed_at", flat=True).first()
+    if last_legacy is not None and last_legacy >= since:
+        ids |= Q(pk__lt=legacy_end)
+    return ids
+
+
+def bets_archive_refusal(before, using: str = DEFAULT_DB_ALIAS) -> str:
+    """Why the bets' months before ``before`` cannot be archived yet (audit.partitioning asks), or
+    "": bets still pending or held there (their settlement would find them gone), or ledger entries
+    of the months kept online that pay or refund one of them (their foreign key forbids the detach)."""
+    low, high = partitions.legacy_end(Bet._meta.db_table, using=using), partitions.month_start_id(before)
+    unsettled = Bet.objects.using(using).filter(pk__gte=low, pk__lt=high, status__in=UNPAID_BET_STATUSES)
+    first = unsettled.order_by("pk").values_list("pk", flat=True).first()
+    if first is not None:
+        return (f"Bets of the months before {before:%Y-%m} are not settled yet (pending or held, bet {first} the "
+                f"first): settle them before archiving.")
+    later = LedgerEntry.objects.using(using).filter(pk__gte=high, bet_id__gte=low, bet_id__lt=high)
+    entry = later.order_by("pk").values_list("pk", "bet_id").first()
+    if entry is not None:
+        return (f"Ledger entry {entry[0]}, of a month kept online, is of bet {entry[1]} of the months before "
+                f"{before:%Y-%m}: archive up to the entry's month, or keep the bet's online.")
+    return ""

@@ -16,6 +16,7 @@ from audit.choices import AuditAction
 from audit.context import log_context
 from audit.services import audit_record, audit_record_many
 from audit.validators import required_reason
+from core.currencies import amount_text, in_places, places_problem
 from core.errors import Conflict
 from core.money import parse_money
 from core.services import model_update
@@ -329,7 +330,7 @@ def round_void(*, round_id: int, actor, reason: str) -> Round:
         account = accounts[bet.account_id]
         ledger_post(account=account, bet_id=bet.pk, kind=LedgerKind.REFUND, amount=bet.stake)
         audit_record(actor=actor, action=AuditAction.BET_REFUNDED, obj=bet,
-                     after={"payout": str(bet.payout)}, reason=reason)
+                     after={"payout": amount_text(bet.payout, account.currency)}, reason=reason)
     Bet.objects.bulk_update(bets, ["status", "payout", "settled_at"])
     before_status = round_.status
     round_.status = RoundStatus.VOID
@@ -412,8 +413,12 @@ def _refusal(round_: Round, account: Account | None, balance: Decimal | None, wa
         return Conflict("round", f"The round is {round_.status}; it takes no bets.", code="round_not_open")
     if game.status != GameStatus.ACTIVE:
         return Conflict("round", f"The game is {game.status}; it takes no bets.", code="game_inactive")
+    problem = places_problem(wanted.stake, game.currency)
+    if problem:
+        return ValidationError({"stake": ValidationError(problem, code="too_many_places_for_currency")})
     if not game.min_bet <= wanted.stake <= game.max_bet:
-        return ValidationError({"stake": f"Must be between {game.min_bet} and {game.max_bet} {game.currency}."})
+        return ValidationError({"stake": f"Must be between {in_places(game.min_bet, game.currency)} and "
+                                         f"{in_places(game.max_bet, game.currency)} {game.currency}."})
     if account is None:
         return ValidationError({"account": "No such account."})
     if account.currency != game.currency:

@@ -5,10 +5,11 @@ transaction.
 It is games.services' checks (``_refusal``), wallet.services.ledger_post and
 audit.services.audit_record fused with the bet's insert, for the one path where the number of
 statements is the cost. The statement reads the round, its game and the account, and writes only
-if the game takes bets, the stake is within its limits, the account exists in the game's currency,
-the round is still OPEN once taken FOR SHARE past its gate (games/locks.py says why) and the balance
-covers the stake. A refusal answers no row, and the caller reads again to say why with the Python
-checks (games.services._refusal).
+if the game takes bets, the stake is within its limits and has no more places than its currency
+(the currencies with fewer places than the stake travel with it: core.currencies.coarser_than),
+the account exists in the game's currency, the round is still OPEN once taken FOR SHARE past its
+gate (games/locks.py says why) and the balance covers the stake. A refusal answers no row, and the
+caller reads again to say why with the Python checks (games.services._refusal).
 
 A shortcut around the ORM, with its off-switch: ``settings.BET_IN_ONE_STATEMENT`` off, the caller
 holds the round FOR SHARE past its gate and the account FOR UPDATE in one transaction, checks in
@@ -17,12 +18,14 @@ statement to the Python checks, and tests/games/test_bet_paths.py the two paths 
 """
 
 import contextlib
+import functools
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 from audit.models import AuditEvent
 from audit.services import audit_event_columns, audit_record, audit_written
+from core.currencies import coarser_than, places_in
 from games.choices import BetStatus, GameStatus, RoundStatus
 from games.locks import OPEN_ROUND_FOR_SHARE
 from games.models import Bet, BetKey, GameInstance, Round
@@ -47,6 +50,7 @@ _BET_PLACE = f"""
     allowed AS MATERIALIZED (
         SELECT account_id, multiplier FROM facts
         WHERE game_status = %(active)s AND %(stake)s BETWEEN min_bet AND max_bet AND account_currency = currency
+          AND currency <> ALL(%(coarser_currencies)s::varchar[])
           AND EXISTS (SELECT FROM ({OPEN_ROUND_FOR_SHARE}) AS open_round)
     ),
     debit AS (
@@ -89,6 +93,12 @@ _BET_PLACE = f"""
 """
 
 
+@functools.lru_cache(maxsize=64)
+def _codes_literal(codes: tuple) -> str:
+    """The currency codes as an array literal, built once per set (a bet's cost is its statement)."""
+    return array_literal(codes)
+
+
 _BET_COLUMNS = [field.attname for field in Bet._meta.concrete_fields]
 _BET_RELATIONS = [Bet._meta.get_field(name) for name in ("round", "account", "client")]
 _ROUND_GAME = Round._meta.get_field("game")
@@ -122,6 +132,7 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
         cursor.execute(_BET_PLACE, {
             **audit_event_columns(actor=client, action=action, after=after), "object_type": Bet._meta.model_name,
             "round_id": round_id, "account": account_external_id, "bet_type": bet_type, "stake": stake,
+            "coarser_currencies": _codes_literal(coarser_than(places_in(stake))),
             "idempotency_key": idempotency_key, "client_id": client.pk, "placed_at": placed_at,
             "open": RoundStatus.OPEN, "active": GameStatus.ACTIVE, "pending": BetStatus.PENDING,
             "kind": LedgerKind.STAKE,

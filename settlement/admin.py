@@ -10,6 +10,7 @@ from django.urls import path
 from django.utils.html import format_html, format_html_join
 
 from audit.forms import ReasonForm
+from backoffice import formatting
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import admin_url, changelist_url, link, object_url, service_error_text
 from backoffice.admin.site import SitePage
@@ -27,14 +28,23 @@ ROUND_LINKS_SHOWN = 200
 
 @admin.register(SettlementBatch)
 class SettlementBatchAdmin(ReadOnlyAdmin):
-    list_display = ("id", "started_at", "duration", "worker", "outcome", "rounds", "bets", "total_staked",
-                    "total_paid")
+    list_display = ("id", "started_at", "duration", "worker", "outcome", "rounds", "bets", "staked_shown",
+                    "paid_shown")
     list_filter = ("outcome", "started_at")
     search_fields = ("worker",)
     search_help_text = "Worker name (or part of it); a number matches the batch id."
-    fields = ("id", "worker", "outcome", "started_at", "finished_at", "rounds", "bets", "total_staked",
-              "total_paid", "round_ids_shown", "error")
+    fields = ("id", "worker", "outcome", "started_at", "finished_at", "rounds", "bets", "staked_shown",
+              "paid_shown", "round_ids_shown", "error")
     readonly_fields = fields
+
+    # The batch's plain sums, whatever the currencies of its rounds (the dashboard reports by currency).
+    @admin.display(description="total staked", ordering="total_staked")
+    def staked_shown(self, obj):
+        return formatting.money(obj.total_staked)
+
+    @admin.display(description="total paid out", ordering="total_paid")
+    def paid_shown(self, obj):
+        return formatting.money(obj.total_paid)
 
     @admin.display(description="took")
     def duration(self, obj):

@@ -3,10 +3,13 @@ from the raw rows by ``manage.py rebuild_aggregates``. The dashboard reads only 
 
 Three tables (settlement.models):
 
-- ``DailyBetTotals`` (day, game, bet type): bets, won / lost / pushed, handle and paid out in cents,
-  and the theoretical return: Σ stake × the exact return to player of the bet's own multiplier on
-  the round's shoe, each bet's share rounded to a millionth of a cent (so the sum is the same
-  however the bets are grouped: per batch, per day, in one go).
+- ``DailyBetTotals`` (day, game, bet type): bets, won / lost / pushed, handle and paid out in whole
+  minor units of the game's currency (cents of USD, yen, fils of KWD, satoshis of BTC at 8 places:
+  ``minor_units_per_unit``; the columns keep their first name, ``_cents``), and the theoretical
+  return: Σ stake × the exact return to player of the bet's own multiplier on the round's shoe, in
+  10⁻⁸ of the currency whatever its places (a millionth of a cent), each bet's share rounded to it
+  (so the sum is the same however the bets are grouped: per batch, per day, in one go). A game's
+  rows are of its one currency (frozen once it took a bet): a report adds rows of one currency only.
 - ``DailyRoundTotals`` (day, game, decks): rounds, PLAYER / BANKER / TIE, naturals, and the
   settlement lag (dealt → settled) as a sum and a maximum in milliseconds.
 - ``ActiveAccountMonth`` (month, game, account): the days of the month on which the account had a
@@ -34,13 +37,14 @@ from functools import cache, lru_cache
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
+from core.currencies import ISO_4217, configured, minor_places
 from games.choices import BetStatus, Outcome, RoundStatus
 from games.engine import MAX_DECKS, MIN_DECKS, BetType, Multipliers, exact_odds, return_to_player
-from games.models import Bet, Round
+from games.models import Bet, GameInstance, Round
 from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 
-CENTS_PER_UNIT = 100
-UCENTS_PER_UNIT = 100_000_000  # the theoretical return is stored in millionths of a cent
+CENTS_PER_UNIT = 100  # the minor units of a two-place currency, most currencies'
+UCENTS_PER_UNIT = 100_000_000  # the theoretical return is stored in 10^-8 of the currency (µcents)
 SETTLED_BET_STATUSES = (BetStatus.WON, BetStatus.LOST, BetStatus.PUSH)
 _COEFFICIENT_DIGITS = Context(prec=40)
 
@@ -88,8 +92,23 @@ def _day(expression: str) -> str:
     return f"(({expression}) AT TIME ZONE 'UTC')::date"
 
 
-def _cents(expression: str) -> str:
-    return f"CAST(ROUND(({expression}) * {CENTS_PER_UNIT}) AS BIGINT)"
+def minor_units_per_unit(currency: str) -> int:
+    """How many minor units make one unit of the currency: USD 100, JPY 1, KWD 1000, BTC 10^8."""
+    return 10 ** minor_places(currency)
+
+
+def _minor_units(expression: str) -> str:
+    """An amount of the bet's game's currency (u.per_unit, from _currency_units_cte) in its minor units;
+    exact, as no amount has more places than its currency."""
+    return f"CAST(ROUND(({expression}) * u.per_unit) AS BIGINT)"
+
+
+def _currency_units_cte() -> str:
+    """``currency_units(currency, per_unit) AS (VALUES …)`` of the currencies without two places (ISO
+    4217's and the configured); a currency not listed has two."""
+    units = {code: places for code, places in {**ISO_4217, **configured()}.items() if places != 2}
+    rows = ", ".join(f"('{code}', CAST({10 ** places} AS BIGINT))" for code, places in sorted(units.items()))
+    return f"currency_units(currency, per_unit) AS (VALUES {rows})"
 
 
 def _lag_ms(dealt: str, settled: str) -> str:
@@ -166,15 +185,19 @@ def _bet_totals_select(round_ids, bet_ids=None) -> tuple[str, list, str, list]:
     select = f"""
         SELECT {_day(r('settled_at'))}, {r('game')}, {b('bet_type')}, COUNT(*),
                {count_of}, {count_of}, {count_of},
-               SUM({_cents(b('stake'))}), SUM({_cents(b('payout'))}),
+               SUM({_minor_units(b('stake'))}), SUM({_minor_units(b('payout'))}),
                SUM(CAST(ROUND({b('stake')} * (c.win * {b('multiplier')} + c.push) * {UCENTS_PER_UNIT}) AS BIGINT))
         FROM {_table(Bet)} b
         JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = {b('round')}
         JOIN rtp_coefficients c ON c.decks = {r('decks')} AND c.bet_type = {b('bet_type')}
+        JOIN (SELECT g.{_column(GameInstance, 'id')} AS game_id, COALESCE(cu.per_unit, {CENTS_PER_UNIT}) AS per_unit
+              FROM {_table(GameInstance)} g
+              LEFT JOIN currency_units cu ON cu.currency = g.{_column(GameInstance, 'currency')}) u
+             ON u.game_id = {r('game')}
         WHERE {where} AND {_status_check(f"{b('status')} IN ({statuses})", round_ids)}
         GROUP BY 1, 2, 3"""
     params = [BetStatus.WON, BetStatus.LOST, BetStatus.PUSH, *where_params, *SETTLED_BET_STATUSES]
-    return f"WITH {cte}", cte_params, select, params
+    return f"WITH {_currency_units_cte()}, {cte}", cte_params, select, params
 
 
 def _round_totals_select(round_ids) -> tuple[str, list]:

@@ -45,8 +45,8 @@ class SettlementBatch(models.Model):
 # --- Daily aggregates of settled play (settlement.aggregates keeps them; the dashboard reads them) ---
 #
 # A day is the UTC date on which the round was settled (when its money moved). Amounts are whole
-# minor units ("cents") so that sums are exact on every database; the theoretical return is in
-# millionths of a cent (see settlement.aggregates).
+# minor units of the game's currency (cents, yen, fils, satoshis) so that sums are exact; the
+# theoretical return is in 10^-8 of the currency, a millionth of a cent (see settlement.aggregates).
 
 
 class DailyBetTotals(models.Model):
@@ -59,10 +59,10 @@ class DailyBetTotals(models.Model):
     won = models.BigIntegerField(default=0)
     lost = models.BigIntegerField(default=0)
     pushed = models.BigIntegerField(default=0)
-    handle_cents = models.BigIntegerField(default=0, help_text="Total staked, in cents.")
-    paid_out_cents = models.BigIntegerField(default=0, help_text="Total returned (stakes included), in cents.")
+    handle_cents = models.BigIntegerField(default=0, help_text="Total staked, in minor units of the game's currency.")
+    paid_out_cents = models.BigIntegerField(default=0, help_text="Total returned (stakes included), in minor units.")
     expected_return_ucents = models.BigIntegerField(
-        default=0, help_text="Σ stake × exact RTP of the bet's multiplier and shoe, in millionths of a cent.")
+        default=0, help_text="Σ stake × exact RTP of the bet's multiplier and shoe, in 10^-8 of the currency.")
 
     class Meta:
         ordering = ["-day", "game", "bet_type"]

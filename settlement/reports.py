@@ -18,7 +18,7 @@ from backoffice.formatting import EMPTY, percent
 from games.engine import BetType, Outcome, exact_odds
 from games.engine.stats import chi_square_test_expected, natural_probability
 from games.models import GameInstance
-from settlement.aggregates import CENTS_PER_UNIT, UCENTS_PER_UNIT
+from settlement.aggregates import CENTS_PER_UNIT, UCENTS_PER_UNIT, minor_units_per_unit
 from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 from settlement.selectors import settlement_queue
 
@@ -34,8 +34,9 @@ def _int(value) -> int:
     return int(value or 0)
 
 
-def _money(cents: int) -> Decimal:
-    return (Decimal(cents) / CENTS_PER_UNIT).quantize(Decimal("0.01"))
+def _money(minor_units: int, per_unit: int) -> Decimal:
+    """Whole minor units of a currency (per_unit of them make one unit) as an amount of it."""
+    return Decimal(minor_units).scaleb(-(len(str(per_unit)) - 1))
 
 
 def _ratio(numerator, denominator):
@@ -62,19 +63,21 @@ def duration_text(milliseconds) -> str:
 
 
 class Returns:
-    """Handle, paid out and return to player (actual and theoretical) of figures kept in cents."""
+    """Handle, paid out and return to player (actual and theoretical) of figures kept in whole minor
+    units of one currency (``per_unit`` of them in a unit: settlement.aggregates)."""
 
     handle_cents: int
     paid_out_cents: int
     expected_return_ucents: int
+    per_unit: int
 
     @property
     def handle(self) -> Decimal:
-        return _money(self.handle_cents)
+        return _money(self.handle_cents, self.per_unit)
 
     @property
     def paid_out(self) -> Decimal:
-        return _money(self.paid_out_cents)
+        return _money(self.paid_out_cents, self.per_unit)
 
     @property
     def rtp(self) -> float | None:
@@ -82,7 +85,7 @@ class Returns:
 
     @property
     def theoretical_rtp(self) -> float | None:
-        return _ratio(self.expected_return_ucents, self.handle_cents * (UCENTS_PER_UNIT // CENTS_PER_UNIT))
+        return _ratio(self.expected_return_ucents, self.handle_cents * (UCENTS_PER_UNIT // self.per_unit))
 
     @property
     def rtp_percent(self) -> str:
@@ -105,10 +108,11 @@ class Totals(Returns):
     paid_out_cents: int = 0
     expected_return_ucents: int = 0
     active_accounts: int = 0
+    per_unit: int = CENTS_PER_UNIT
 
     @property
     def ggr(self) -> Decimal:
-        return _money(self.handle_cents - self.paid_out_cents)
+        return _money(self.handle_cents - self.paid_out_cents, self.per_unit)
 
     @property
     def hold(self) -> float | None:
@@ -130,6 +134,7 @@ class BetTypeReturn(Returns):
     handle_cents: int
     paid_out_cents: int
     expected_return_ucents: int
+    per_unit: int = CENTS_PER_UNIT
 
     @property
     def difference(self) -> float | None:
@@ -275,7 +280,8 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
                       .annotate(**_ROUND_SUMS, lag_max=Max("lag_ms_max")))
     accounts_per_game, accounts_overall = active_accounts(game_ids, start, end, using=using)
 
-    per_game = {g.pk: Totals(label=g.name, slug=g.slug) for g in selected}
+    per_unit = minor_units_per_unit(currency)
+    per_game = {g.pk: Totals(label=g.name, slug=g.slug, per_unit=per_unit) for g in selected}
     for row in bet_rows:
         totals = per_game[row["game_id"]]
         totals.bets += _int(row["bets"])
@@ -286,7 +292,7 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
         per_game[row["game_id"]].rounds += _int(row["rounds"])
     for game_id, count in accounts_per_game.items():
         per_game[game_id].active_accounts = count
-    overall = Totals(label=f"All games ({currency})" if game is None else game.name)
+    overall = Totals(label=f"All games ({currency})" if game is None else game.name, per_unit=per_unit)
     for totals in per_game.values():
         overall.rounds += totals.rounds
         overall.bets += totals.bets
@@ -298,7 +304,8 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
     bet_types = []
     for bet_type in BetType.ALL:
         rows = [row for row in bet_rows if row["bet_type"] == bet_type]
-        bet_types.append(BetTypeReturn(bet_type, *(sum(_int(row[name]) for row in rows) for name in _BET_SUMS)))
+        bet_types.append(BetTypeReturn(bet_type, *(sum(_int(row[name]) for row in rows) for name in _BET_SUMS),
+                                       per_unit=per_unit))
 
     # Outcomes against the exact odds of the shoe each round was dealt from.
     rounds_by_decks = {}
@@ -341,11 +348,12 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
         outcome_test=outcome_test, natural_test=natural_test, decks=sorted(rounds_by_decks),
         lag_avg_ms=lag_sum / rounds if rounds else None, lag_max_ms=lag_max,
         queue=settlement_queue(count_held=False, using=using),
-        changes=changes, series=_series(start, end, in_period, changes, expected, observed, rounds, using=using),
+        changes=changes, series=_series(start, end, in_period, changes, expected, observed, rounds, per_unit,
+                                        using=using),
     )
 
 
-def _series(start, end, in_period, changes, expected, observed, rounds, *, using: str) -> dict:
+def _series(start, end, in_period, changes, expected, observed, rounds, per_unit: int, *, using: str) -> dict:
     """Daily series for the charts, every day of the period (zeros where nothing was settled)."""
     days = days_between(start, end)
     index = {day: n for n, day in enumerate(days)}
@@ -373,15 +381,15 @@ def _series(start, end, in_period, changes, expected, observed, rounds, *, using
         rounds_per_day[n] = _int(row["rounds"])
         lag_sum[n] = _int(row["lag"])
 
-    scale = UCENTS_PER_UNIT // CENTS_PER_UNIT
+    scale = UCENTS_PER_UNIT // per_unit
 
     def series_percent(numerator, denominator, factor=1):
         return [round(100 * a / (b * factor), 4) if b else None for a, b in zip(numerator, denominator, strict=True)]
 
     return {
         "days": [day.isoformat() for day in days],
-        "handle": [c / CENTS_PER_UNIT for c in handle],
-        "ggr": [(h - p) / CENTS_PER_UNIT for h, p in zip(handle, paid, strict=True)],
+        "handle": [c / per_unit for c in handle],
+        "ggr": [(h - p) / per_unit for h, p in zip(handle, paid, strict=True)],
         "rtp": series_percent(paid, handle),
         "theoretical_rtp": series_percent(expected_return, handle, scale),
         "rtp_by_type": {t: {"actual": series_percent(s["paid"], s["handle"]),

@@ -9,17 +9,20 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Min
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from audit.choices import AuditAction
 from audit.services import audit_record
 from audit.validators import required_reason
+from core.currencies import amount_text, minor_unit
 from core.errors import Conflict
 from games import locks
 from games.choices import STATUS_BY_SETTLEMENT_KIND, BetStatus, RoundStatus
 from games.engine import bet_return, settlement_kind
 from games.models import Bet, Round
+from games.selectors import bet_ids_of_rounds
 from settlement import aggregates, writes
 from settlement.models import SettlementBatch
 from settlement.signals import batch_failed, held_bet_settled, rounds_settled, sweep_requested
@@ -144,7 +147,8 @@ def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_
                  from_status: str = BetStatus.PENDING) -> _Settled:
     """The settlement loop, written once: every bet [(id, round id, account id, bet type, stake,
     multiplier)] at its round's outcome, with its own multiplier (the one in force when it was
-    accepted), paid on ``balances`` {account id: balance} of accounts the caller holds locked.
+    accepted), rounded down to the minor unit of its game's currency, paid on ``balances`` {account
+    id: balance} of accounts the caller holds locked.
 
     Together, the writes of all the bets are set-based: a handful of statements. ``one_by_one``,
     each bet's writes run in a savepoint of their own: a bet whose writes fail is rolled back to it
@@ -152,9 +156,10 @@ def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_
     """
     result = _Settled()
     settled, payouts = [], []  # (bet id, status, payout); (account id, bet id, amount, balance after)
+    units = _minor_units_of_rounds(outcome_by_round)
     for bet_id, round_id, account_id, bet_type, stake, multiplier in bets:
         outcome = outcome_by_round[round_id]
-        returned = bet_return(bet_type, stake, outcome, multiplier)
+        returned = bet_return(bet_type, stake, outcome, multiplier, units[round_id])
         bet = (bet_id, STATUS_BY_SETTLEMENT_KIND[settlement_kind(bet_type, outcome)], returned)
         payout = [(account_id, bet_id, returned, balances[account_id] + returned)] if returned else []
         if one_by_one:
@@ -176,6 +181,12 @@ def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_
     if not one_by_one:
         _write(settled, payouts, at=at, from_status=from_status)
     return result
+
+
+def _minor_units_of_rounds(round_ids) -> dict:
+    """{round id: the minor unit of its game's currency} (USD 0.01, JPY 1, KWD 0.001)."""
+    currencies = Round.objects.filter(pk__in=list(round_ids)).values_list("pk", "game__currency")
+    return {round_id: minor_unit(currency) for round_id, currency in currencies}
 
 
 def _write(settled: list, payouts: list, *, at, from_status: str) -> None:
@@ -231,8 +242,13 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
     if not outcome_by_round:
         return None
     started = timezone.now()
+    # The bets' months since the first round opened: the other partitions are pruned. Both clocks
+    # (a bet's id carries the database's month, opened_at is the application's).
+    times = Round.objects.filter(pk__in=outcome_by_round).aggregate(first=Min("opened_at"), now=Min(Now()))
     bets = list(
-        Bet.objects.filter(round_id__in=outcome_by_round, status=BetStatus.PENDING)
+        Bet.objects.filter(bet_ids_of_rounds(opened_from=min(times["first"], times["now"]),
+                                             until=max(started, times["now"])),
+                           round_id__in=outcome_by_round, status=BetStatus.PENDING)
         .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier")
     )
     balances = locks.lock_account_balances({bet[2] for bet in bets})
@@ -253,8 +269,8 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
         outcome=SettlementBatch.Outcome.OK, error=note,
     )
     actor = f"system:{worker}"
-    after = {"rounds": batch.round_ids, "bets": settled.bets, "total_staked": str(settled.staked),
-             "total_paid": str(settled.paid)}
+    after = {"rounds": batch.round_ids, "bets": settled.bets, "total_staked": amount_text(settled.staked),
+             "total_paid": amount_text(settled.paid)}
     if bet_by_bet is not None:
         after |= {"bet_by_bet": True, "held_bets": list(settled.held)}
     audit_record(actor=actor, action=AuditAction.ROUNDS_SETTLED, obj=batch, after=after)
@@ -304,7 +320,8 @@ def _held_bet_try(*, bet_id: int, actor, reason: str):
     bet.refresh_from_db()
     audit_record(actor=actor, action=AuditAction.HELD_BET_SETTLED, obj=bet, reason=reason,
                  before={"status": BetStatus.HELD, "hold_reason": bet.hold_reason},
-                 after={"status": bet.status, "payout": str(bet.payout), "round": round_id,
+                 after={"status": bet.status, "payout": amount_text(bet.payout, bet.account.currency),
+                        "round": round_id,
                         "outcome": round_.outcome})
     held_bet_settled.send(sender=Bet, bet=bet)
     aggregates.record_resolved_bets([bet_id])  # last, as a batch's: counted now, as if settled with its round

@@ -46,13 +46,15 @@ def _settle_bets_unnest(settled: list, *, settled_at, from_status: str, using: s
     with connections[using].cursor() as cursor:
         # "b.id = ANY(ids)" as well as the join: without it the planner may merge-join the
         # unnest with the whole primary key index, from the first bet ever placed, so each
-        # batch would read every bet (and dead row version) below its own.
+        # batch would read every bet (and dead row version) below its own. The ids' range too:
+        # the planner prunes the bets' monthly partitions outside it at once.
         cursor.execute(
             f"""UPDATE {Bet._meta.db_table} AS b
                 SET status = v.status, payout = v.payout, settled_at = %s
                 FROM unnest(%s::bigint[], %s::varchar[], %s::numeric[]) AS v(id, status, payout)
-                WHERE b.id = ANY(%s::bigint[]) AND b.id = v.id AND b.status = %s""",
-            [settled_at, id_array, array_literal(statuses), array_literal(payouts), id_array, from_status],
+                WHERE b.id BETWEEN %s AND %s AND b.id = ANY(%s::bigint[]) AND b.id = v.id AND b.status = %s""",
+            [settled_at, id_array, array_literal(statuses), array_literal(payouts), min(ids), max(ids), id_array,
+             from_status],
         )
         return cursor.rowcount
 

@@ -214,16 +214,16 @@ class LedgerEntryAdmin(ShowsBetIds, ReadOnlyAdmin):
                         "matches the entry id or the bet id.")
     numeric_search_fields = ("bet_id",)
     change_list_template = "admin/backoffice/change_list.html"
-    fields = ("id", "created_at", "account", "kind", "amount", "balance_after", "bet_link", "reason")
+    fields = ("id", "created_at", "account", "kind", "amount_shown", "balance_after_shown", "bet_link", "reason")
     readonly_fields = fields
 
     @admin.display(description="amount", ordering="amount")
     def amount_shown(self, obj):
-        return f"{money(obj.amount)} {obj.account.currency}"
+        return formatting.money(obj.amount, obj.account.currency)
 
     @admin.display(description="balance after", ordering="balance_after")
     def balance_after_shown(self, obj):
-        return money(obj.balance_after)
+        return formatting.money(obj.balance_after, obj.account.currency)
 
     def search_arms(self, request, term):
         return [

@@ -3,14 +3,14 @@ from django.db.models import Q
 
 from wallet.choices import LedgerKind
 from wallet.fields import money_field
-from wallet.validators import CURRENCY_CHECK_PATTERN, MAX_BALANCE, validate_currency
+from wallet.validators import CURRENCY_CHECK_PATTERN, CURRENCY_MAX_LENGTH, MAX_BALANCE, validate_currency
 
 
 class Account(models.Model):
     """A player's wallet, known to us by the operator's external player id."""
 
     external_id = models.CharField(max_length=100, unique=True)
-    currency = models.CharField(max_length=3, default="USD", validators=[validate_currency])
+    currency = models.CharField(max_length=CURRENCY_MAX_LENGTH, default="USD", validators=[validate_currency])
     balance = money_field("balance", default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -21,7 +21,7 @@ class Account(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(balance__gte=0), name="account_balance_non_negative"),
             models.CheckConstraint(
-                condition=Q(currency__regex=CURRENCY_CHECK_PATTERN), name="account_currency_iso4217"
+                condition=Q(currency__regex=CURRENCY_CHECK_PATTERN), name="account_currency_code"
             ),
         ]
 

@@ -9,11 +9,12 @@ from django.utils import timezone
 from audit.choices import AuditAction
 from audit.services import audit_record
 from audit.validators import required_reason
+from core.currencies import amount_text
 from core.money import parse_money
 from wallet import locks, writes
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEffect, LedgerEntry
-from wallet.validators import MAX_BALANCE, validate_adjustment
+from wallet.validators import MAX_BALANCE, validate_adjustment, validate_in_currency
 
 
 def ledger_post(*, account: Account, bet_id: int | None, kind: str, amount: Decimal,
@@ -79,12 +80,17 @@ def account_adjust(*, external_id: str, actor, amount, reason: str) -> LedgerEnt
     if account_id is None:
         raise Account.DoesNotExist(external_id)
     account = locks.lock_accounts([account_id])[account_id]
+    try:
+        validate_in_currency(amount, account.currency)
+    except ValidationError as error:
+        raise ValidationError({"amount": error.messages}) from None
     before = account.balance
     if amount > 0 and before + amount > MAX_BALANCE:
         raise ValidationError({"amount": f"Would take the balance past the maximum of {MAX_BALANCE}; "
                                          f"at most {max(MAX_BALANCE - before, 0)} can be credited."})
     entry = ledger_post(account=account, bet_id=None, kind=LedgerKind.ADJUSTMENT, amount=amount, reason=reason)
     audit_record(actor=actor, action=AuditAction.ACCOUNT_ADJUSTED, obj=account,
-                 before={"balance": str(before)}, after={"balance": str(account.balance), "amount": str(amount)},
+                 before={"balance": amount_text(before, account.currency)},
+                 after={"balance": amount_text(account.balance, account.currency), "amount": str(amount)},
                  reason=reason)
     return entry

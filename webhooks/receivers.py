@@ -6,6 +6,7 @@ from django.db.models.signals import post_save, pre_save
 
 from alerts.signals import alert_opened
 from audit.context import signal_actor
+from core.currencies import amount_text
 from games.choices import BetStatus
 from games.models import Bet, Round
 from games.signals import round_voided, seeds_revealed
@@ -24,9 +25,10 @@ def round_data(round_: Round) -> dict:
 
 
 def bet_data(bet: Bet) -> dict:
+    currency = bet.account.currency  # the amounts at its places (core.currencies), as the API writes them
     return {"bet": bet.pk, "round": bet.round_id, "account": bet.account.external_id, "bet_type": bet.bet_type,
-            "stake": str(bet.stake), "multiplier": str(bet.multiplier), "status": bet.status,
-            "payout": None if bet.payout is None else str(bet.payout), "currency": bet.account.currency}
+            "stake": amount_text(bet.stake, currency), "multiplier": str(bet.multiplier), "status": bet.status,
+            "payout": None if bet.payout is None else amount_text(bet.payout, currency), "currency": currency}
 
 
 def on_rounds_settled(sender, round_ids, **kwargs):

@@ -28,6 +28,12 @@ def changelist_url(model, **params) -> str:
     return f"{url}?{urlencode(params)}" if params else url
 
 
+def approval_request_link(approval_id) -> str:
+    """"request #N", linking the request's page: a held change's message leads to what waits."""
+    return format_html('<a href="{}">request #{}</a>', reverse("admin:approvals_approval_change", args=[approval_id]),
+                       approval_id)
+
+
 def link(obj, text=None):
     if obj is None:
         return EMPTY

@@ -25,6 +25,7 @@ def _json_error(description: str) -> dict:
 
 class ExactDecimalFieldExtension(OpenApiSerializerFieldExtension):
     target_class = "backoffice.api.serializers.ExactDecimalField"
+    match_subclasses = True  # money's MoneyDecimalField (wallet.api.serializers) too
 
     def map_serializer_field(self, auto_schema, direction):
         field = self.target

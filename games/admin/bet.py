@@ -9,6 +9,7 @@ from django.forms.models import BaseInlineFormSet
 from django.utils.html import format_html_join
 from django.utils.safestring import mark_safe
 
+from backoffice import formatting
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import admin_url, link
 from backoffice.admin.search import matching_ids
@@ -48,8 +49,8 @@ class BetsWithLedgerFormSet(BaseInlineFormSet):
 class BetInline(admin.TabularInline):
     model = Bet
     formset = BetsWithLedgerFormSet
-    fields = ("bet_link", "account", "bet_type", "stake", "multiplier", "status", "payout", "ledger", "placed_at",
-              "hold_reason")
+    fields = ("bet_link", "account", "bet_type", "stake_shown", "multiplier", "status", "payout_shown", "ledger",
+              "placed_at", "hold_reason")
     readonly_fields = fields
     extra = 0
     max_num = 0
@@ -76,11 +77,24 @@ class BetInline(admin.TabularInline):
     def ledger(self, obj):
         return ledger_entries_html(obj.ledger_entries_shown)
 
+    @admin.display(description="stake")
+    def stake_shown(self, obj):
+        return money_in_currency(obj.stake, obj)
+
+    @admin.display(description="payout")
+    def payout_shown(self, obj):
+        return money_in_currency(obj.payout, obj)
+
+
+def money_in_currency(amount, bet) -> str:
+    """A bet's amount at its currency's places, with the currency (the column holds eight places)."""
+    return EMPTY if amount is None else formatting.money(amount, bet.account.currency)
+
 
 @admin.register(Bet)
 class BetAdmin(ReadOnlyAdmin):
-    list_display = ("id", "round_link", "game", "account", "bet_type", "stake", "multiplier", "status", "payout",
-                    "placed_at")
+    list_display = ("id", "round_link", "game", "account", "bet_type", "stake_shown", "multiplier", "status",
+                    "payout_shown", "placed_at")
     list_filter = ("status", "bet_type", "round__game", "placed_at")
     list_select_related = ("round__game", "account")
     search_fields = ("=account__external_id", "=idempotency_key", "=client__username")
@@ -89,9 +103,18 @@ class BetAdmin(ReadOnlyAdmin):
     numeric_search_fields = ("round_id",)
     csv_export = BETS_EXPORT
     change_list_template = "admin/backoffice/change_list.html"
-    fields = ("id", "round_link", "game", "account", "client", "bet_type", "stake", "multiplier",
-              "idempotency_key", "status", "payout", "placed_at", "settled_at", "hold_reason", "held_at", "ledger")
+    fields = ("id", "round_link", "game", "account", "client", "bet_type", "stake_shown", "multiplier",
+              "idempotency_key", "status", "payout_shown", "placed_at", "settled_at", "hold_reason", "held_at",
+              "ledger")
     readonly_fields = fields
+
+    @admin.display(description="stake", ordering="stake")
+    def stake_shown(self, obj):
+        return money_in_currency(obj.stake, obj)
+
+    @admin.display(description="payout", ordering="payout")
+    def payout_shown(self, obj):
+        return money_in_currency(obj.payout, obj)
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("round__game", "account", "client")

@@ -13,7 +13,14 @@ from django.utils.html import format_html, format_html_join
 
 from audit.forms import ReasonForm
 from backoffice.admin.base import BackOfficeAdmin
-from backoffice.admin.html import admin_url, changelist_url, link, service_error_messages, service_error_text
+from backoffice.admin.html import (
+    admin_url,
+    approval_request_link,
+    changelist_url,
+    link,
+    service_error_messages,
+    service_error_text,
+)
 from backoffice.approval_gate import Held, four_eyes_hint, submit
 from backoffice.formatting import EMPTY, timestamp
 from core.errors import Conflict
@@ -134,9 +141,9 @@ class GameInstanceAdmin(BackOfficeAdmin):
         approval = getattr(request, "_game_change_held", None)
         if approval is None:
             return super().response_add(request, obj, post_url_continue)
-        self.message_user(request, f"Game {request.POST.get('slug', '')}: a new active game needs a second person; "
-                                   f"sent for approval (request #{approval['id']}). The game does not exist yet.",
-                          messages.WARNING)
+        self.message_user(request, format_html(
+            "Game {}: a new active game needs a second person; sent for approval ({}). The game does not exist yet.",
+            request.POST.get("slug", ""), approval_request_link(approval["id"])), messages.WARNING)
         return HttpResponseRedirect(changelist_url(GameInstance))
 
     def response_change(self, request, obj):
@@ -145,8 +152,8 @@ class GameInstanceAdmin(BackOfficeAdmin):
             return super().response_change(request, obj)
         what = ("activating a game" if approval["action"] == "game.activate"
                 else "this game has taken bets, so the change")
-        self.message_user(request, f"Game {obj.slug}: {what} needs a second person; "
-                                   f"sent for approval (request #{approval['id']}). Nothing changed yet.",
+        self.message_user(request, format_html("Game {}: {} needs a second person; sent for approval ({}). Nothing "
+                                               "changed yet.", obj.slug, what, approval_request_link(approval["id"])),
                           messages.WARNING)
         return HttpResponseRedirect(admin_url(obj))
 

@@ -16,7 +16,15 @@ from audit.forms import ReasonForm
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.exports import csv_response
 from backoffice.admin.filters import IndexedValuesFieldListFilter
-from backoffice.admin.html import admin_url, changelist_url, link, money, query_with, service_error_text
+from backoffice.admin.html import (
+    admin_url,
+    approval_request_link,
+    changelist_url,
+    link,
+    money,
+    query_with,
+    service_error_text,
+)
 from backoffice.admin.search import matching_ids
 from backoffice.approval_gate import Held, four_eyes_hint, submit
 from backoffice.formatting import EMPTY
@@ -187,8 +195,9 @@ class RoundAdmin(ReadOnlyAdmin):
             self.message_user(request, f"Round {round_.pk} not voided. {service_error_text(error)}", messages.ERROR)
             return False
         if isinstance(outcome, Held):
-            self.message_user(request, f"Round {round_.pk}: voiding a dealt round needs a second person; "
-                                       f"sent for approval (request #{outcome.approval['id']}).", messages.WARNING)
+            self.message_user(request, format_html("Round {}: voiding a dealt round needs a second person; sent for "
+                                                   "approval ({}).", round_.pk,
+                                                   approval_request_link(outcome.approval["id"])), messages.WARNING)
             return False
         # The audit trail holds the void; the admin's log shows it under "Recent actions" and History.
         self.log_change(request, round_, f"Voided, bets refunded: {reason}")

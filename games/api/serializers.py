@@ -256,7 +256,8 @@ class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):
                               help_text="The account's external id.")
     bet_type = serializers.ChoiceField(choices=BetType.choices)
     stake = money_field(validators=[validate_stake],
-                        help_text="A decimal string with at most 2 places, within the game's limits.")
+                        help_text="A decimal string with no more places than the game's currency has "
+                        "(USD 2, JPY 0, KWD 3, a configured one up to 8), within the game's limits.")
     idempotency_key = StrictCharField(
         max_length=IDEMPOTENCY_KEY_MAX_LENGTH, min_length=1, trim_whitespace=False,
         validators=[validate_idempotency_key],

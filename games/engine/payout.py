@@ -26,7 +26,7 @@ SETTLEMENT = {
     BetType.TIE: {Outcome.PLAYER: LOSE, Outcome.BANKER: LOSE, Outcome.TIE: WIN},
 }
 
-MINOR_UNIT = Decimal("0.01")
+MINOR_UNIT = Decimal("0.01")  # the unit of a two-place currency; settlement passes each game's (core.currencies)
 MIN_MULTIPLIER = Decimal("1.0")
 MAX_MULTIPLIER = Decimal("1000")
 MULTIPLIER_DECIMAL_PLACES = 4
@@ -70,7 +70,8 @@ def settlement_kind(bet_type: str, outcome: str) -> str:
 
 def bet_return(bet_type: str, stake: Decimal, outcome: str, multiplier: Decimal,
                minor_unit: Decimal = MINOR_UNIT) -> Decimal:
-    """The amount returned for a bet settled at its own ``multiplier``, rounded down to the minor unit."""
+    """The amount returned for a bet settled at its own ``multiplier``, rounded down to ``minor_unit``,
+    the unit of the game's currency (JPY 1, USD 0.01, KWD 0.001)."""
     kind = SETTLEMENT[bet_type][outcome]
     if kind == LOSE:
         return Decimal(0).quantize(minor_unit)

@@ -14,7 +14,7 @@ import unicodedata
 from bisect import insort
 
 from .cards import CARDS_PER_DECK, MAX_DECKS, MIN_DECKS
-from .rules import RoundResult, play, play_positions
+from .rules import AFTER_OPENING, NO_THIRD_CARD, TWO_CARD_SCORE, RoundResult, play, play_scored
 
 WORD_RANGE = 1 << 32
 WORD_MASK = WORD_RANGE - 1
@@ -33,9 +33,10 @@ _CARDS_LEFT_AT_1_TO_6 = tuple(
     tuple(CARDS_PER_DECK * decks - p for p in range(6)) if decks else () for decks in range(MAX_DECKS + 1)
 )
 # Every threshold is below n ≤ 416 < 2^9, so a word whose m = x·n has any of bits 9–31 set is kept:
-# one AND decides nearly every word, and only the rest need the exact test.
-_SURELY_KEPT = WORD_MASK & ~0x1FF
-assert max(_REJECT_BELOW) <= 0x1FF
+# that is m ≥ (r << 32) + 2^9 for its index r = m >> 32, one comparison with this table's entry
+# (no new integer, unlike m & mask), and only the rest need the exact test of the generic cut.
+_SURELY_KEPT_FROM = tuple((r << 32) + 0x200 for r in range(CARDS_PER_DECK * MAX_DECKS))
+assert max(_REJECT_BELOW) <= 0x200
 
 
 class Pf1InputError(ValueError):
@@ -160,31 +161,29 @@ class Dealer:
     def play(self, nonce: int, decks: int) -> RoundResult:
         """``rules.play(self.cut(nonce, decks))``, computed straight-line when it can be.
 
-        The fast path: the first six positions come from the first six words of block 0 unless
-        one of them is rejected (probability below 1e-6 per round; then the generic cut deals).
-        The cut removes the card of rank r_p among those left at each position p; read as index
-        arithmetic, the card of position k is r_k shifted up by one past each earlier rank, taken
-        from the most recent back: for p = k−1 … 1, if c ≥ r_p then c += 1. (Removing position 1's
-        card shifts every later card at or above it by one; the same holds inside the shoe left
-        after it, and so on.) No sorted list, no loop. The tests prove this equal to ``cut``.
+        The fast path: the positions dealt come from the first words of block 0 unless one of
+        them is rejected (probability below 1e-6 per round; then the generic cut deals). Positions
+        5 and 6 are computed only when the first four cards call for a third card: a position
+        not dealt does not change those dealt before it. The cut removes the card of rank r_p
+        among those left at each position p; read as index arithmetic, the card of position k is
+        r_k shifted up by one past each earlier rank, taken from the most recent back: for
+        p = k−1 … 1, if c ≥ r_p then c += 1. (Removing position 1's card shifts every later card at
+        or above it by one; the same holds inside the shoe left after it, and so on.) No sorted
+        list, no loop. The tests prove this equal to ``cut``.
         """
         x1, x2, x3, x4, x5, x6 = _SIX_WORDS(self.block(nonce, 0))
         n1, n2, n3, n4, n5, n6 = _CARDS_LEFT_AT_1_TO_6[decks]
+        kept_from = _SURELY_KEPT_FROM
         m1 = x1 * n1
         m2 = x2 * n2
         m3 = x3 * n3
         m4 = x4 * n4
-        m5 = x5 * n5
-        m6 = x6 * n6
-        if not (m1 & _SURELY_KEPT and m2 & _SURELY_KEPT and m3 & _SURELY_KEPT
-                and m4 & _SURELY_KEPT and m5 & _SURELY_KEPT and m6 & _SURELY_KEPT):
-            return play(self.cut(nonce, decks))
         r1 = m1 >> 32
         r2 = m2 >> 32
         r3 = m3 >> 32
         r4 = m4 >> 32
-        r5 = m5 >> 32
-        r6 = m6 >> 32
+        if m1 < kept_from[r1] or m2 < kept_from[r2] or m3 < kept_from[r3] or m4 < kept_from[r4]:
+            return play(self.cut(nonce, decks))
         # A branch per step rather than ``c += c >= r``: most are not taken, and cost less so.
         c2 = r2
         if c2 >= r1:
@@ -201,6 +200,17 @@ class Dealer:
             c4 += 1
         if c4 >= r1:
             c4 += 1
+        player_two = TWO_CARD_SCORE[r1][c3]
+        banker_two = TWO_CARD_SCORE[c2][c4]
+        step = AFTER_OPENING[player_two][banker_two]
+        if step in NO_THIRD_CARD:
+            return play_scored(r1, c2, c3, c4, None, None, player_two, banker_two, step)
+        m5 = x5 * n5
+        m6 = x6 * n6
+        r5 = m5 >> 32
+        r6 = m6 >> 32
+        if m5 < kept_from[r5] or m6 < kept_from[r6]:
+            return play(self.cut(nonce, decks))
         c5 = r5
         if c5 >= r4:
             c5 += 1
@@ -221,7 +231,7 @@ class Dealer:
             c6 += 1
         if c6 >= r1:
             c6 += 1
-        return play_positions(r1, c2, c3, c4, c5, c6)
+        return play_scored(r1, c2, c3, c4, c5, c6, player_two, banker_two, step)
 
     def verify(self, nonce: int, decks: int) -> dict:
         """The round as a player's verifier prints it: the seed hash, then the round."""

@@ -89,6 +89,11 @@ class RoundResult(NamedTuple):
 _SHOE_VALUES = VALUES * MAX_DECKS
 _SHOE_LABELS = LABELS * MAX_DECKS
 
+# [first card][second card] → the two-card score, for every card index of the largest shoe: ten
+# distinct rows (one per card value), so the deal neither adds values nor takes a modulo.
+_SCORE_ROWS = tuple(tuple((first + value) % 10 for value in _SHOE_VALUES) for first in range(10))
+TWO_CARD_SCORE = tuple(_SCORE_ROWS[value] for value in _SHOE_VALUES)
+
 # winner() of every pair of final scores, looked up by the deal.
 _WINNERS = tuple(tuple(winner(p, b) for b in range(10)) for p in range(10))
 
@@ -109,36 +114,62 @@ def play_positions(c1: int, c2: int, c3: int, c4: int, c5: int, c6: int) -> Roun
     (the Player's if the Player draws, else the Banker's), position 6 the Banker's third card after
     the Player drew. A round deals 4 to 6 of them; those it does not deal are simply not used.
     """
-    value = _SHOE_VALUES
-    player_score = (value[c1] + value[c3]) % 10
-    banker_score = (value[c2] + value[c4]) % 10
-    if player_score in NATURAL_SCORES or banker_score in NATURAL_SCORES:
-        return _new_result(RoundResult, (
-            (c1, c2, c3, c4), (c1, c3), (c2, c4), player_score, banker_score, True,
-            _WINNERS[player_score][banker_score],
-        ))
-    if PLAYER_DRAWS[player_score]:
+    player_two = TWO_CARD_SCORE[c1][c3]
+    banker_two = TWO_CARD_SCORE[c2][c4]
+    return play_scored(c1, c2, c3, c4, c5, c6, player_two, banker_two, AFTER_OPENING[player_two][banker_two])
+
+
+# What follows the first four cards, by the two-card scores: steps 1 and 2 above, read once for
+# every pair of scores so that the deal looks them up.
+NATURAL = "natural"                  # no third cards
+BOTH_STAND = "both stand"            # no third cards
+PLAYER_DRAWS_THIRD = "player draws"  # position 5, then the Banker by the tableau (position 6)
+BANKER_DRAWS_THIRD = "banker draws"  # position 5
+
+
+def _after_opening(player_two: int, banker_two: int) -> str:
+    if player_two in NATURAL_SCORES or banker_two in NATURAL_SCORES:
+        return NATURAL
+    if PLAYER_DRAWS[player_two]:
+        return PLAYER_DRAWS_THIRD
+    if BANKER_DRAWS_WHEN_PLAYER_STOOD[banker_two]:
+        return BANKER_DRAWS_THIRD
+    return BOTH_STAND
+
+
+# [player two-card score][banker two-card score] → what follows
+AFTER_OPENING = tuple(tuple(_after_opening(p, b) for b in range(10)) for p in range(10))
+NO_THIRD_CARD = (NATURAL, BOTH_STAND)
+
+
+def play_scored(c1: int, c2: int, c3: int, c4: int, c5, c6, player_two: int, banker_two: int,
+                step: str) -> RoundResult:
+    """``play_positions`` with the two-card scores and what follows them (AFTER_OPENING) already
+    known. Positions 5 and 6 are read only when a third card is dealt (the step is not in
+    NO_THIRD_CARD): a deal that computes cards as needed passes None for them."""
+    if step is PLAYER_DRAWS_THIRD:
+        value = _SHOE_VALUES
         player_third = value[c5]
-        player_score = (player_score + player_third) % 10
-        if _BANKER_DRAWS_AFTER_PLAYER[banker_score][player_third]:
-            banker_score = (banker_score + value[c6]) % 10
+        player_score = (player_two + player_third) % 10
+        if _BANKER_DRAWS_AFTER_PLAYER[banker_two][player_third]:
+            banker_score = (banker_two + value[c6]) % 10
             return _new_result(RoundResult, (
                 (c1, c2, c3, c4, c5, c6), (c1, c3, c5), (c2, c4, c6), player_score, banker_score,
                 False, _WINNERS[player_score][banker_score],
             ))
         return _new_result(RoundResult, (
-            (c1, c2, c3, c4, c5), (c1, c3, c5), (c2, c4), player_score, banker_score, False,
-            _WINNERS[player_score][banker_score],
+            (c1, c2, c3, c4, c5), (c1, c3, c5), (c2, c4), player_score, banker_two, False,
+            _WINNERS[player_score][banker_two],
         ))
-    if BANKER_DRAWS_WHEN_PLAYER_STOOD[banker_score]:
-        banker_score = (banker_score + value[c5]) % 10
+    if step is BANKER_DRAWS_THIRD:
+        banker_score = (banker_two + _SHOE_VALUES[c5]) % 10
         return _new_result(RoundResult, (
-            (c1, c2, c3, c4, c5), (c1, c3), (c2, c4, c5), player_score, banker_score, False,
-            _WINNERS[player_score][banker_score],
+            (c1, c2, c3, c4, c5), (c1, c3), (c2, c4, c5), player_two, banker_score, False,
+            _WINNERS[player_two][banker_score],
         ))
     return _new_result(RoundResult, (
-        (c1, c2, c3, c4), (c1, c3), (c2, c4), player_score, banker_score, False,
-        _WINNERS[player_score][banker_score],
+        (c1, c2, c3, c4), (c1, c3), (c2, c4), player_two, banker_two, step is NATURAL,
+        _WINNERS[player_two][banker_two],
     ))
 
 

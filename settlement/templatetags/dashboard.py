@@ -1,4 +1,5 @@
-"""Number formats of the operations dashboard: thousands separated, amounts with two places."""
+"""Number formats of the operations dashboard: thousands separated, amounts at their currency's places
+(settlement.reports gives each amount at them: JPY none, USD two, KWD three)."""
 
 from decimal import Decimal
 
@@ -11,10 +12,11 @@ register = template.Library()
 
 @register.filter
 def amount(value) -> str:
-    """12345.6 → "12,345.60"."""
+    """Decimal("12345.60") → "12,345.60", Decimal("12345") (yen) → "12,345"."""
     if value is None or value == "":
         return EMPTY
-    return f"{Decimal(value):,.2f}"
+    value = Decimal(value)
+    return f"{value:,.{max(0, -value.as_tuple().exponent)}f}"
 
 
 @register.filter

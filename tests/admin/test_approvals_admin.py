@@ -1,6 +1,9 @@
 """Four eyes in the admin: game changes, voids and adjustments held; the queue; approving and rejecting."""
 
+import importlib
+
 import pytest
+from django.apps import apps as django_apps
 from django.contrib.auth.models import Permission, User
 from django.contrib.messages import get_messages
 
@@ -56,7 +59,7 @@ def test_the_queue_shows_the_diff_and_the_exact_rtp_before_and_after(as_operator
     as_operator.post(admin_url(game, "change"), change_form(game, banker_multiplier="1.9", reason="promo"))
     approval = Approval.objects.get()
     queue = as_second.get(admin_url(Approval)).content.decode()
-    assert "banker_multiplier: 1.9500 → 1.9000" in queue
+    assert "banker multiplier: 1.9500 → 1.9000" in queue
     page = as_second.get(admin_url(approval, "change")).content.decode()
     assert "pf-rtp-diff" in page and "98.9421" in page and "96.6491" in page  # banker RTP, 8 decks
     assert admin_url(approval, "approve") in page
@@ -163,3 +166,22 @@ def test_a_new_active_game_is_sent_for_approval(as_operator, as_second):
     assert "new game second-table" in page and "pf-rtp-diff" in page
     as_second.post(admin_url(approval, "approve"), {"reason": "ok"})
     assert GameInstance.objects.get(slug="second-table").tie_multiplier == 8
+
+
+def test_a_game_change_is_titled_by_the_games_slug_kept_when_proposed(as_operator, as_second, game, dealt):
+    as_operator.post(admin_url(game, "change"), change_form(game, tie_multiplier="8.0", reason="Tie promotion"))
+    approval = Approval.objects.get()
+    assert approval.object_name == "main-table"
+    assert approval.title == "Change game main-table: tie multiplier"
+    queue = as_second.get(admin_url(Approval)).content.decode()
+    assert "Change game main-table: tie multiplier" in queue and f"Change game {game.pk}" not in queue
+    assert ">game instance main-table</a>" in queue  # the Object column names it too
+
+
+def test_a_request_stored_before_names_were_kept_is_named_by_the_migration(as_operator, game, dealt):
+    as_operator.post(admin_url(game, "change"), change_form(game, tie_multiplier="8.0", reason="Tie promotion"))
+    Approval.objects.update(object_name="")  # as rows stored before the field
+    assert Approval.objects.get().title == f"Change game #{game.pk}: tie multiplier"  # the title's fallback
+    migration = importlib.import_module("approvals.migrations.0004_approval_object_name")
+    migration.name_stored_game_requests(django_apps, None)
+    assert Approval.objects.get().title == "Change game main-table: tie multiplier"

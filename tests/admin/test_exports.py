@@ -160,7 +160,8 @@ def test_bet_and_ledger_rows_carry_stake_multiplier_payout_status_and_balances(a
         assert (row["account"], row["bet_type"], row["status"], row["round_id"]) == (
             bet.account.external_id, bet.bet_type, bet.status, str(bet.round_id))
         assert Decimal(row["stake"]) == bet.stake and Decimal(row["multiplier"]) == bet.multiplier
-        assert row["payout"] == ("" if bet.payout is None else str(bet.payout))
+        # At the currency's places (USD "3.00"), as the API writes it.
+        assert row["payout"] == ("" if bet.payout is None else f"{bet.payout:.2f}")
 
     ledger = {int(row["entry_id"]): row for row in rows_of(as_support.get(export_url(LedgerEntry)))}
     round_of_bet = dict(Bet.objects.values_list("pk", "round_id"))

@@ -70,7 +70,9 @@ def test_a_multiplier_far_too_large_gets_the_rule_its_help_states(as_operator, g
     ("decks", "9", "1 to 8 decks"),
     ("decks", "0", "1 to 8 decks"),
     ("currency", "usd", "ISO 4217"),
-    ("currency", "EURO", "3 characters"),
+    ("currency", "EURO", "Unknown currency"),  # the shape of a configured code, but none is configured
+    ("currency", "EURO1234X", "8 characters"),
+    ("min_bet", "1.005", "USD has 2 decimal places"),
     ("min_bet", "0", "greater than zero"),
     ("max_bet", "0.50", "at least the minimum bet"),
     ("client_seed", "bad\x07seed", "control characters"),

@@ -139,7 +139,7 @@ def test_the_round_page_shows_each_bet_with_its_payout_and_ledger_entries(as_sup
     for bet in bets:
         row = rows[bet.pk]
         assert bet.payout is not None
-        assert f'<td class="field-payout"> <p>{bet.payout}</p> </td>' in row
+        assert f'<td class="field-payout_shown"> <p>{bet.payout} USD</p> </td>' in row
         entries = list(LedgerEntry.objects.filter(bet_id=bet.pk).order_by("pk"))
         # A stake for every bet; a payout entry (or a refund for a push) when it returned money.
         assert entries[0].kind == LedgerKind.STAKE and entries[0].amount == -bet.stake

@@ -65,7 +65,7 @@ class TestHolding:
         assert approval["reason"] == "promo" and approval["proposed_at"]
         assert approval["changes"] == {"banker_multiplier": {"before": "1.9500", "after": "1.9000"}}
         # The title the admin's queue shows (Approval.title), in the API too.
-        assert approval["title"] == f"Change game {game_with_bets.pk}: banker multiplier"
+        assert approval["title"] == "Change game main-table: banker multiplier"
         assert as_operator.get(f"{API}/approvals/{approval['id']}/").json()["title"] == approval["title"]
         assert GameInstance.objects.get().banker_multiplier == Decimal("1.95")
         assert AuditEvent.objects.filter(action="approval.requested", object_id=str(approval["id"])).exists()

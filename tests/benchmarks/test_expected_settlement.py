@@ -14,18 +14,18 @@ from hypothesis import strategies as st
 from benchmarks.expected import expected_payout_sql, expected_status_sql
 from games.choices import STATUS_BY_SETTLEMENT_KIND
 from games.engine import bet_return, settlement_kind
-from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES, SETTLEMENT
+from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MINOR_UNIT, MULTIPLIER_DECIMAL_PLACES, SETTLEMENT
 from games.models import Bet, Round
-from wallet.validators import MAX_STAKE, MONEY_DECIMAL_PLACES
+from wallet.validators import MAX_STAKE
 
 pytestmark = pytest.mark.django_db
 
 EVERY_BET_TYPE_AND_OUTCOME = [(bet_type, outcome) for bet_type, row in SETTLEMENT.items() for outcome in row]
-CENT = Decimal(1).scaleb(-MONEY_DECIMAL_PLACES)
+CENT = MINOR_UNIT  # the benchmarks' games play in a currency of two places (USD)
 # The largest stake any game may take (its payout at the largest multiplier fits a money column).
 LARGEST_STAKE = MAX_STAKE
 
-stakes = st.decimals(min_value=CENT, max_value=LARGEST_STAKE, places=MONEY_DECIMAL_PLACES)
+stakes = st.decimals(min_value=CENT, max_value=LARGEST_STAKE, places=-CENT.as_tuple().exponent)
 multipliers = st.decimals(min_value=MIN_MULTIPLIER, max_value=MAX_MULTIPLIER, places=MULTIPLIER_DECIMAL_PLACES)
 
 

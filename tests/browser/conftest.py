@@ -121,27 +121,45 @@ def shot(request, page):
 
 
 # DOCS_SCREENSHOTS=1: the operator guide's tests save its pictures into docs/guide/images/ (at
-# GUIDE_WIDTH × GUIDE_HEIGHT, the browser window of a laptop); otherwise they take none.
+# GUIDE_WIDTH × GUIDE_HEIGHT, the browser window of a laptop), and the same views on a desktop's and a
+# phone's screen (GUIDE_OTHER_SIZES) into artifacts/screenshots/guide/, to look at; a view the guide
+# shows as a phone has it (``phone=True``) goes into the docs too, as <name>-phone.png.
 GUIDE_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "guide" / "images"
 GUIDE_WIDTH, GUIDE_HEIGHT = 1366, 768
+GUIDE_OTHER_SIZES = {"1920": (1920, 1080), "phone": (390, 844)}
+
+
+def fits_its_window(page) -> bool:
+    """Nothing makes the document wider than the window (no sideways scroll, nothing cut off at the right)."""
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
 @pytest.fixture
 def guide_shot(page):
-    """guide_shot("name", locator=None) saves what the window shows as docs/guide/images/<name>.png when
-    DOCS_SCREENSHOTS=1, scrolled so that ``locator`` (when given) is in the middle of the window."""
+    """guide_shot("name", locator=None, phone=False) checks that the page fits a phone's and a desktop's
+    window as well as the laptop's, and saves each view (docs/guide/images/<name>.png and the others, as
+    above) when DOCS_SCREENSHOTS=1, scrolled so that ``locator`` (when given) is in the middle."""
     page.set_viewport_size({"width": GUIDE_WIDTH, "height": GUIDE_HEIGHT})
     wanted = os.environ.get("DOCS_SCREENSHOTS") == "1"
 
-    def take(name: str, locator=None):
-        if not wanted:
-            return None
-        GUIDE_IMAGES.mkdir(parents=True, exist_ok=True)
+    def save(path: Path, locator, full_page=False):
         if locator is not None:
             locator.evaluate("element => element.scrollIntoView({block: 'center'})")
-        path = GUIDE_IMAGES / f"{name}.png"
-        page.screenshot(path=str(path), animations="disabled", caret="initial")
-        return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(path), animations="disabled", caret="initial", full_page=full_page)
+
+    def take(name: str, locator=None, phone: bool = False):
+        for size, (width, height) in GUIDE_OTHER_SIZES.items():
+            page.set_viewport_size({"width": width, "height": height})
+            if wanted:
+                if phone and size == "phone":
+                    save(GUIDE_IMAGES / f"{name}-phone.png", locator)
+                save(SCREENSHOTS / "guide" / f"{name}-{size}.png", locator, full_page=True)  # the whole page
+            assert fits_its_window(page), f"{name} is wider than a {width} px window"
+        page.set_viewport_size({"width": GUIDE_WIDTH, "height": GUIDE_HEIGHT})
+        assert fits_its_window(page), f"{name} is wider than a {GUIDE_WIDTH} px window"
+        if wanted:
+            save(GUIDE_IMAGES / f"{name}.png", locator)
 
     return take
 

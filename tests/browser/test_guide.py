@@ -1,7 +1,9 @@
 """The operator guide's daily tasks (docs/guide/daily-tasks.md), done in the browser as the guide says.
 
-Each test is one task of the guide and checks what the guide's text says the pages show. Run with
-DOCS_SCREENSHOTS=1, they also save the guide's pictures (docs/guide/images/, 1366 px wide).
+Each test is one task of the guide and checks what the guide's text says the pages show, and that each
+page it pictures fits a laptop's, a desktop's and a phone's window (``guide_shot``). Run with
+DOCS_SCREENSHOTS=1, they also save the guide's pictures (docs/guide/images/, 1366 px wide, and the
+phone's view of the public pages), and the 1920 px and 390 px views of every one in artifacts/.
 """
 
 import csv
@@ -16,7 +18,7 @@ from alerts.checks import Finding
 from alerts.models import Alert, Incident
 from approvals.models import Approval
 from audit.models import AuditEvent
-from backoffice.formatting import money
+from backoffice.formatting import money, timestamp
 from backoffice.roles import Role
 from games import services as game_services
 from games.models import GameInstance, SeedPair
@@ -52,6 +54,9 @@ def test_create_a_game_then_a_second_operator_approves_it(page, live_server, sig
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator(".messagelist")).to_contain_text("second person")
     assert not GameInstance.objects.filter(slug="evening-table").exists()  # nothing yet: it waits
+    held = Approval.objects.get()
+    expect(page.locator(".messagelist").get_by_role("link", name=f"request #{held.pk}")).to_have_attribute(
+        "href", f"/admin/approvals/approval/{held.pk}/change/")  # the message leads to what waits
     guide_shot("create-game-held")
 
     page.context.clear_cookies()
@@ -59,9 +64,12 @@ def test_create_a_game_then_a_second_operator_approves_it(page, live_server, sig
     expect(page.locator("#content")).to_contain_text("1 request waits")
     page.get_by_role("link", name="Approvals", exact=True).click()
     expect(page.locator("#result_list")).to_contain_text("Create the active game evening-table")
+    expect(page.locator("#result_list")).to_contain_text("max bet: 2000.00")  # fields named as the request's page
+    expect(page.locator("#result_list")).not_to_contain_text("max_bet")
     guide_shot("approve-queue")
     page.locator("#result_list tbody th a").first.click()
     expect(page.get_by_role("link", name="Approve…")).to_be_visible()
+    expect(page.locator(".field-diff label")).to_have_text("Change:")  # as the list and the approve form say
     guide_shot("approve-request")
     page.get_by_role("link", name="Approve…").click()
     page.locator("#id_reason").fill("Checked against the VIP room plan")
@@ -104,10 +112,10 @@ def test_look_up_a_round_for_a_player(page, live_server, sign_in, guide_shot, op
     guide_shot("recall-round-page", locator=public_link)
     public_link.click()
     expect(page.locator("body")).to_contain_text(rounds[-1].seed_pair.server_seed_hash)
-    guide_shot("public-pair")
+    guide_shot("public-pair", phone=True)  # players open the link support sends them on their phones
     page.get_by_role("link", name="Verify", exact=True).nth(rounds[-1].nonce).click()
     expect(page.locator("#result-outcome")).to_contain_text(rounds[-1].outcome)
-    guide_shot("public-verify")
+    guide_shot("public-verify", phone=True)
 
 
 def test_handle_an_alert_and_its_incident(page, live_server, sign_in, guide_shot, operator):
@@ -116,6 +124,7 @@ def test_handle_an_alert_and_its_incident(page, live_server, sign_in, guide_shot
     sign_in(page, operator)
     page.goto(f"{live_server.url}/admin/dashboard/")
     expect(page.locator("#open-alerts")).to_contain_text("the broker is not reachable")
+    expect(page.locator("#open-alerts td").last).to_have_text(timestamp(alert.last_seen))  # with its zone
     guide_shot("alert-dashboard", locator=page.locator("#open-alerts"))
     page.goto(f"{live_server.url}/admin/alerts/alert/{alert.pk}/change/")
     page.get_by_role("link", name="Acknowledge…").click()
@@ -130,6 +139,8 @@ def test_handle_an_alert_and_its_incident(page, live_server, sign_in, guide_shot
     assert Alert.objects.get().resolved_by == operator
     page.goto(f"{live_server.url}/admin/alerts/incident/")
     expect(page.locator("#result_list")).to_contain_text("Readiness")
+    expect(page.locator("#result_list thead")).to_contain_text("Restored by")
+    expect(page.locator("#result_list thead")).not_to_contain_text("actor")  # not the field's internal name
     guide_shot("incidents")
     assert Incident.objects.get().status == "restored"  # its only alert resolved
 
@@ -144,6 +155,7 @@ def test_export_a_players_history(page, live_server, sign_in, guide_shot, suppor
     page.get_by_role("link", name="Ledger history").click()
     export = page.get_by_role("link", name="Export the whole history as CSV")
     expect(export).to_be_visible()
+    expect(page.locator("#ledger-history thead")).to_contain_text("Sum matches")  # the ✔ column says what it checks
     guide_shot("history-page")
     with page.expect_download() as download:
         export.click()

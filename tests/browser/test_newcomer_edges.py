@@ -37,6 +37,9 @@ def test_admin_index_support_tools_read_as_words_and_the_queue_is_counted(page, 
         expect(page.locator("#pending-approvals")).to_contain_text("No request waits for a second person")
         if width == 390:
             assert no_sideways_scroll(page)
+            # Each app's heading spans its list, as at other widths (backoffice/phone.css leaves them tables).
+            app = page.locator("#content-main .app-games")
+            assert app.locator("caption").bounding_box()["width"] >= app.locator("tr").first.bounding_box()["width"]
 
     at_each_width(page, shot, "index", check)
 

@@ -80,10 +80,20 @@ def primary_key(cursor, table: str) -> list:
     return [name for (name,) in cursor.fetchall()]
 
 
+def numeric_columns(cursor, table: str) -> set:
+    cursor.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' "
+                   "AND table_name = %s AND data_type = 'numeric'", [table])
+    return {name for (name,) in cursor.fetchall()}
+
+
 def row_hashes(cursor, table: str, columns: list) -> dict:
-    """{primary key as text: md5 of the row's text over ``columns``}, for every row of the table."""
+    """{primary key as text: md5 of the row's text over ``columns``}, for every row of the table.
+    Numbers are read by value (trim_scale): a column given more decimal places keeps 10.00 as
+    10.00000000, the same amount."""
     key = primary_key(cursor, table)
-    values = sql.SQL(", ").join(sql.Identifier(column) for column in columns)
+    numeric = numeric_columns(cursor, table)
+    values = sql.SQL(", ").join(sql.SQL("trim_scale({})").format(sql.Identifier(column)) if column in numeric
+                                else sql.Identifier(column) for column in columns)
     if key:
         key_sql = sql.SQL("ROW({})::text").format(sql.SQL(", ").join(sql.Identifier(column) for column in key))
     else:

@@ -271,6 +271,7 @@ def test_upgrade_from_previous_release_keeps_every_row(previous_release, upgrade
     for key in ("bets", "audit_events", "balances"):
         assert smoke_after[key] == smoke_before[key], f"{key}: {smoke_before[key]} before, {smoke_after[key]} after"
     events_partitioned_by_month(url, before.counts["games_auditevent"], sink)
+    bets_and_ledger_partitioned_by_month(url, before.counts)
 
 
 # Rows of the first query missing from the second's, and the other way round.
@@ -311,6 +312,30 @@ def events_partitioned_by_month(url: str, events_before: int, sink: str) -> None
                                       [int(event_id)]).fetchall()
     assert partition.startswith("games_auditevent_p"), partition
     assert "OK:" in new_manage(url, "audit_verify", "--heads", sink).stdout
+
+
+def bets_and_ledger_partitioned_by_month(url: str, counts: dict) -> None:
+    """The bets and the ledger are partitioned by month: every row of the previous release in the
+    legacy partition, this month and two more ahead, the ledger's foreign key to the bets valid on
+    the partitioned tables, and a bet placed now in this month's partition."""
+    with snapshot.connect(url) as conn:
+        for table in ("games_bet", "settlement_ledgerentry"):
+            assert conn.execute("SELECT relkind FROM pg_class WHERE relname = %s", [table]).fetchone() == ("p",)
+            assert conn.execute(sql.SQL("SELECT count(*) FROM {}").format(
+                sql.Identifier(f"{table}_legacy"))).fetchone() == (counts[table],)
+            months = conn.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = %s::regclass "
+                                  "AND inhrelid::regclass::text LIKE %s", [table, f"{table}_p%"]).fetchone()[0]
+            assert months >= 3, f"{table}: {months} monthly partitions"
+        assert conn.execute(
+            "SELECT convalidated FROM pg_constraint WHERE conrelid = 'settlement_ledgerentry'::regclass "
+            "AND confrelid = 'games_bet'::regclass AND contype = 'f' AND conparentid = 0").fetchall() == [(True,)]
+        [(partition,)] = conn.execute(
+            "INSERT INTO games_bet (round_id, account_id, client_id, bet_type, stake, multiplier, idempotency_key, "
+            "status, placed_at, hold_reason) SELECT round_id, account_id, client_id, bet_type, stake, multiplier, "
+            "'upgrade-test-new-bet', 'PENDING', now(), '' FROM games_bet LIMIT 1 "
+            "RETURNING tableoid::regclass::text").fetchall()
+        assert partition == f"games_bet_p{conn.execute('SELECT to_char(now(), %s)', ['YYYYMM']).fetchone()[0]}"
+        conn.rollback()
 
 
 def old_tokens_still_work(url: str, keys: list) -> None:

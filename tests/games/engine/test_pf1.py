@@ -291,3 +291,30 @@ def test_bad_input_names_its_field(position, bad, field):
 @pytest.mark.parametrize("client_seed", ["a", "x" * 64, "a:b:c", "Ünïcödé ♠", "🂡", "with spaces"])
 def test_good_client_seeds(client_seed):
     assert verify_round("ab" * 32, client_seed, NONCE_MAX, 1)["server_seed_hash"] == server_seed_hash("ab" * 32)
+
+
+# ---- The fast path deals positions 5 and 6 only when the round uses them -------------------------
+
+@pytest.mark.parametrize("decks", [1, 6, 8])
+def test_fast_path_equals_generic_cut_on_many_consecutive_rounds(decks):
+    dealer = Dealer("5e" * 32, "many-rounds")
+    sizes = set()
+    for nonce in range(20_000):
+        fast = dealer.play(nonce, decks)
+        assert fast == play(dealer.cut(nonce, decks))
+        sizes.add(len(fast.card_indices))
+    assert sizes == {4, 5, 6}
+
+
+@pytest.mark.parametrize("decks", [1, 8])
+def test_rejected_words_after_the_last_position_dealt_change_nothing(decks):
+    # The first four words of a round that deals four cards, then two words the rule rejects (0):
+    # the fast path never reads them, the generic cut never reaches them.
+    good = [0x9E3779B9 * (i + 1) % 2**32 for i in range(40)]
+    start = next(i for i in range(36) if len(StackedDealer(good[i:i + 4]).play(0, decks).card_indices) == 4)
+    stacked = StackedDealer(good[start:start + 4] + [0, 0])
+    assert unbiased_index(0, 52 * decks - 4) is None and unbiased_index(0, 52 * decks - 5) is None
+    result = stacked.play(0, decks)
+    assert len(result.card_indices) == 4
+    assert result == play(stacked.cut(0, decks))
+    assert result.as_dict() == spec_play(naive_cut(stacked.words(0), decks))

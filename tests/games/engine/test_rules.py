@@ -5,7 +5,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from games.engine import Outcome, RoundResult, play, third_card_reasons, winner
-from games.engine.rules import banker_draws_after_player, play_positions
+from games.engine.rules import (
+    AFTER_OPENING,
+    BANKER_DRAWS_THIRD,
+    BOTH_STAND,
+    NATURAL,
+    NO_THIRD_CARD,
+    PLAYER_DRAWS_THIRD,
+    TWO_CARD_SCORE,
+    banker_draws_after_player,
+    play_positions,
+    play_scored,
+)
 
 from .spec_oracle import (
     BANKER_DRAWS_AFTER_PLAYER_ON,
@@ -13,6 +24,7 @@ from .spec_oracle import (
     PLAYER_DRAWS_ON,
     index_of_value,
     label,
+    score,
     spec_play,
 )
 
@@ -205,3 +217,39 @@ def test_round_result_as_dict_uses_labels():
 ])
 def test_third_card_reasons_name_the_rule_applied(values, reasons):
     assert third_card_reasons(play_positions(*shoe(*values))) == reasons
+
+
+# ---- The deal's look-up tables against the specification ---------------------------------------
+
+def test_two_card_score_table_is_the_sum_of_values_mod_10_for_every_pair_of_shoe_cards():
+    cards = range(52 * 8)
+    assert all(TWO_CARD_SCORE[a][b] == score([a, b]) for a in cards for b in cards)
+
+
+@pytest.mark.parametrize("player", range(10))
+@pytest.mark.parametrize("banker", range(10))
+def test_what_follows_the_first_four_cards_is_the_specifications_steps_1_and_2(player, banker):
+    if player >= 8 or banker >= 8:
+        expected = NATURAL
+    elif player in PLAYER_DRAWS_ON:
+        expected = PLAYER_DRAWS_THIRD
+    elif banker in BANKER_DRAWS_WHEN_PLAYER_STOOD_ON:
+        expected = BANKER_DRAWS_THIRD
+    else:
+        expected = BOTH_STAND
+    assert AFTER_OPENING[player][banker] == expected
+    assert (expected in NO_THIRD_CARD) is (expected not in (PLAYER_DRAWS_THIRD, BANKER_DRAWS_THIRD))
+
+
+@given(st.lists(st.integers(0, 9), min_size=6, max_size=6))
+def test_play_scored_reads_positions_5_and_6_only_when_a_third_card_is_dealt(values):
+    cards = shoe(*values)
+    result = play_positions(*cards)
+    player_two, banker_two = score(cards[0:3:2]), score(cards[1:4:2])
+    step = AFTER_OPENING[player_two][banker_two]
+    if step in NO_THIRD_CARD:
+        assert play_scored(*cards[:4], None, None, player_two, banker_two, step) == result
+        assert len(result.card_indices) == 4
+    else:
+        assert play_scored(*cards, player_two, banker_two, step) == result
+        assert len(result.card_indices) >= 5

@@ -1,0 +1,221 @@
+"""The bets and the ledger partitioned by month (games 0016, wallet 0007): new rows land in their
+month's partition, the rules hold across partitions (the foreign key from the ledger to the bets,
+the idempotency key in games_betkey, the one effect per bet and kind in wallet_ledgereffect), and
+whole months are archived and restored with every row, balance and sum as before; a month that still
+holds unsettled bets is not archived at all."""
+
+from datetime import date
+from decimal import Decimal
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db.models import Count, Sum
+
+from audit import partitioning
+from audit.models import AuditEvent
+from dbutils import partitions
+from games import services as game_services
+from games.models import Bet
+from tests import app_role
+from wallet.models import Account, LedgerEntry
+
+BETS, LEDGER = Bet._meta.db_table, LedgerEntry._meta.db_table
+THIS_MONTH = date.today().replace(day=1)
+LAST_MONTH = partitioning.months_before(THIS_MONTH, 1)
+
+
+def run(statement, params=None):
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        return cursor.fetchall() if cursor.description else None
+
+
+def partition_of(table: str, row_id: int) -> str:
+    [(name,)] = run(f"SELECT tableoid::regclass::text FROM {table} WHERE id = %s", [row_id])
+    return name
+
+
+def drop_month(table: str, month: date) -> None:
+    """Detached first: a bets month is referenced by the ledger's foreign key."""
+    name = partitions.partition_name(table, month)
+    if name in partitions.month_partitions(table).values():
+        run(f"ALTER TABLE {table} DETACH PARTITION {name}")
+    run(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.fixture
+def last_month(transactional_db):
+    """Last month's partitions of the bets and the ledger, as a database converted before it has:
+    their legacy partitions end there instead of at this month (they hold no id of a month)."""
+    def legacy_up_to(table, end):
+        run(f"ALTER TABLE {table} DETACH PARTITION {table}_legacy")
+        run(f"ALTER TABLE {table} ATTACH PARTITION {table}_legacy FOR VALUES FROM (MINVALUE) TO ({end})")
+
+    with app_role.as_owner():
+        for table in (BETS, LEDGER):
+            legacy_up_to(table, partitions.month_start_id(LAST_MONTH))
+            partitions.ensure(table, ahead=0, today=LAST_MONTH)
+    yield LAST_MONTH
+    with app_role.as_owner():
+        run(f"DROP SCHEMA IF EXISTS {partitions.ARCHIVE_SCHEMA} CASCADE")
+        run(f"TRUNCATE {LEDGER}")  # as the flush after the test would: no entry keeps a bet of last month
+        for table in (LEDGER, BETS):  # the referencing months first
+            drop_month(table, LAST_MONTH)
+        for table in (BETS, LEDGER):
+            legacy_up_to(table, partitions.month_start_id(THIS_MONTH))
+
+
+def last_month_bets(game, integration, account, statuses, first: int = 1):
+    """Bets of last month (ids in its partition) on a dealt round, each settled one paid through the
+    ledger as settlement would (stake, then payout, each with its effect), the balance kept equal to
+    the ledger's sum. Returns the bets' ids."""
+    round_ = game_services.round_open(game_id=game.pk, actor=integration)
+    game_services.round_deal(round_id=round_.pk, actor=integration)
+    base, balance, ids = partitions.month_start_id(LAST_MONTH), account.balance, []
+    with app_role.as_owner(), transaction.atomic():
+        for n, status in enumerate(statuses, start=first):
+            payout = {"WON": Decimal("20.00"), "LOST": Decimal("0.00")}.get(status)
+            held = status == "HELD"
+            run(f"INSERT INTO {BETS} (id, round_id, account_id, client_id, bet_type, stake, multiplier, "
+                "idempotency_key, status, payout, placed_at, settled_at, hold_reason, held_at) VALUES "
+                "(%s, %s, %s, %s, 'PLAYER', 10, 2, %s, %s, %s, now(), CASE WHEN %s THEN now() END, %s, "
+                "CASE WHEN %s THEN now() END)",
+                [base + n, round_.pk, account.pk, integration.pk, f"old-{n}", status, payout, payout is not None,
+                 "test hold" if held else "", held])
+            run("INSERT INTO games_betkey (client_id, idempotency_key, bet_id) VALUES (%s, %s, %s)",
+                [integration.pk, f"old-{n}", base + n])
+            for kind, amount in (("STAKE", Decimal("-10.00")), ("PAYOUT", payout)):
+                if amount:
+                    balance += amount
+                    run(f"INSERT INTO {LEDGER} (id, account_id, bet_id, kind, amount, balance_after, reason, "
+                        "created_at) VALUES (%s, %s, %s, %s, %s, %s, '', now())",
+                        [base + 2 * n + (kind == "PAYOUT"), account.pk, base + n, kind, amount, balance])
+                    run("INSERT INTO wallet_ledgereffect (bet_id, kind) VALUES (%s, %s)", [base + n, kind])
+            ids.append(base + n)
+        run(f"UPDATE {Account._meta.db_table} SET balance = %s WHERE id = %s", [balance, account.pk])
+    return ids
+
+
+def figures(account) -> dict:
+    """What an archive and a restore must leave as it was."""
+    account.refresh_from_db()
+    ledger = LedgerEntry.objects.filter(account=account)
+    return {
+        "bets": sorted(Bet.objects.values_list("id", "status", "payout")),
+        "entries": sorted(ledger.values_list("id", "bet_id", "kind", "amount", "balance_after")),
+        "balance": account.balance,
+        "ledger_sum": ledger.aggregate(total=Sum("amount"))["total"],
+        "by_status": dict(Bet.objects.values_list("status").annotate(n=Count("id"), paid=Sum("payout"))
+                          .values_list("status", "paid")),
+    }
+
+
+def attached(table: str) -> set:
+    return set(partitions.month_partitions(table))
+
+
+def test_new_bets_and_entries_land_in_this_months_partitions(game, integration, funded_account):
+    funded_account("player-1", "100.00")
+    round_ = game_services.round_open(game_id=game.pk, actor=integration)
+    bet, _created = game_services.bet_place(round_id=round_.pk, account_external_id="player-1", bet_type="BANKER",
+                                            stake="5.00", idempotency_key="k-1", client=integration)
+    assert run("SELECT relname, relkind FROM pg_class WHERE relname IN (%s, %s) ORDER BY relname", [BETS, LEDGER]) \
+        == [(BETS, "p"), (LEDGER, "p")]
+    assert partitions.month_of_id(bet.pk) == THIS_MONTH
+    assert partition_of(BETS, bet.pk) == partitions.partition_name(BETS, THIS_MONTH)
+    [stake] = LedgerEntry.objects.filter(bet_id=bet.pk)
+    assert partition_of(LEDGER, stake.pk) == partitions.partition_name(LEDGER, THIS_MONTH)
+    for table in (BETS, LEDGER):
+        assert partitioning.months_ahead(table) >= partitioning.MONTHS_AHEAD
+    # The rules across partitions: the key of a bet of this month, reused by one of next month's, is
+    # refused by games_betkey; a second stake of the bet by wallet_ledgereffect; an entry of a bet
+    # that does not exist by the foreign key, whichever month's partition the entry is in.
+    later = partitions.month_start_id(partitions.next_month(THIS_MONTH)) + 1
+    refused = [
+        ("games_betkey_pkey", "INSERT INTO games_betkey (client_id, idempotency_key, bet_id) VALUES (%s, 'k-1', %s)",
+         [integration.pk, later]),
+        ("wallet_ledgereffect_pkey", "INSERT INTO wallet_ledgereffect (bet_id, kind) VALUES (%s, 'STAKE')", [bet.pk]),
+        ("fk_games_bet_id", f"INSERT INTO {LEDGER} (id, account_id, bet_id, kind, amount, balance_after, reason, "
+                            "created_at) VALUES (%s, %s, %s, 'PAYOUT', 1, 1, '', now())",
+         [later, stake.account_id, later]),
+    ]
+    for constraint, statement, params in refused:
+        with pytest.raises(IntegrityError, match=constraint), transaction.atomic():
+            run(statement, params)
+            run("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+@pytest.mark.owner
+def test_the_partitioned_tables_are_registered_and_ensured(transactional_db):
+    assert partitioning.PARTITIONED_TABLES.index(LEDGER) < partitioning.PARTITIONED_TABLES.index(BETS)
+    assert partitioning.partitions_ensure() == []  # the migrations made this month and two more
+    later = partitions.next_month(partitions.next_month(partitions.next_month(THIS_MONTH)))
+    made = partitioning.partitions_ensure(today=later)
+    assert partitions.partition_name(BETS, partitions.next_month(later)) in made
+    assert partitions.partition_name(LEDGER, partitions.next_month(later)) in made
+    for table in partitioning.PARTITIONED_TABLES:
+        for month in (later, partitions.next_month(later), partitions.next_month(partitions.next_month(later))):
+            drop_month(table, month)
+
+
+def test_archive_refuses_a_month_with_unsettled_or_later_paid_bets_and_detaches_nothing(last_month, game, integration,
+                                                                          funded_account, tmp_path):
+    account = funded_account("player-1", "100.00")
+    for first, status in enumerate(("PENDING", "HELD"), start=1):
+        [bet_id] = last_month_bets(game, integration, account, [status], first=first)
+        before = {table: attached(table) for table in partitioning.PARTITIONED_TABLES}
+        with app_role.as_owner(), pytest.raises(CommandError, match="not settled yet"):
+            call_command("partitions", "archive", "--before", f"{THIS_MONTH:%Y-%m-%d}", "--to", str(tmp_path),
+                         stdout=StringIO())
+        assert {table: attached(table) for table in partitioning.PARTITIONED_TABLES} == before
+        assert partitions.month_partitions(BETS)[LAST_MONTH] and partitions.month_partitions(LEDGER)[LAST_MONTH]
+        assert not list(tmp_path.iterdir())
+        assert Bet.objects.filter(pk=bet_id, status=status).exists()
+        assert not AuditEvent.objects.filter(action="partitions.archived").exists()
+        with app_role.as_owner():  # settled by hand (the owner passes no trigger: the bets have none)
+            run(f"UPDATE {BETS} SET status = 'LOST', payout = 0, settled_at = now() WHERE id = %s", [bet_id])
+    # Every bet settled now, but one refunded this month: its entry, kept online, would lose its bet.
+    [refunded] = last_month_bets(game, integration, account, ["LOST"], first=3)
+    run(f"INSERT INTO {LEDGER} (account_id, bet_id, kind, amount, balance_after, reason, created_at) "
+        "VALUES (%s, %s, 'REFUND', 10, 0, '', now())", [account.pk, refunded])
+    before = {table: attached(table) for table in partitioning.PARTITIONED_TABLES}
+    with app_role.as_owner(), pytest.raises(CommandError, match=f"is of bet {refunded} "):
+        call_command("partitions", "archive", "--before", f"{THIS_MONTH:%Y-%m-%d}", "--to", str(tmp_path),
+                     stdout=StringIO())
+    assert {table: attached(table) for table in partitioning.PARTITIONED_TABLES} == before
+    assert not list(tmp_path.iterdir())
+
+
+def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month, game, integration,
+                                                                     funded_account, tmp_path):
+    account = funded_account("player-1", "100.00")
+    old = last_month_bets(game, integration, account, ["WON", "LOST", "WON"])
+    round_ = game_services.round_open(game_id=game.pk, actor=integration)
+    game_services.bet_place(round_id=round_.pk, account_external_id="player-1", bet_type="TIE", stake="1.00",
+                            idempotency_key="new-1", client=integration)
+    expected = figures(account)
+    assert expected["ledger_sum"] == expected["balance"] == Decimal("109.00")  # 100 - 3 × 10 + 2 × 20 - 1
+
+    with app_role.as_owner():
+        manifests = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path)
+    assert [(m["table"], m["rows"]) for m in manifests] == [(LEDGER, 5), (BETS, 3)]
+    assert not Bet.objects.filter(pk__in=old).exists()
+    assert LAST_MONTH not in partitions.month_partitions(BETS)
+    assert LedgerEntry.objects.filter(account=account).count() == 2  # the fund and the new stake
+
+    files = [str(tmp_path / m["file"]) for m in manifests]  # the ledger's first: restore reorders
+    out = StringIO()
+    with app_role.as_owner():
+        call_command("partitions", "restore", *files, stdout=out)
+    assert out.getvalue().index(BETS) < out.getvalue().index(LEDGER)
+    assert figures(account) == expected
+    with pytest.raises(DatabaseError), transaction.atomic():  # the restored ledger month is append-only
+        run(f"UPDATE {LEDGER} SET amount = 1 WHERE bet_id = %s", [old[0]])
+    with app_role.as_owner(), pytest.raises(IntegrityError), transaction.atomic():  # and its key holds
+        run(f"INSERT INTO {LEDGER} (id, account_id, bet_id, kind, amount, balance_after, reason, created_at) "
+            "VALUES (%s, %s, %s, 'PAYOUT', 1, 1, '', now())",
+            [partitions.month_start_id(LAST_MONTH) + 100, account.pk, partitions.month_start_id(LAST_MONTH) + 99])
+        run("SET CONSTRAINTS ALL IMMEDIATE")

@@ -1,0 +1,71 @@
+"""Settlement reads and writes only the bets' partitions its rounds' bets can be in: the planner
+prunes the others (the legacy partition, the months ahead) at plan time, as EXPLAIN shows."""
+
+from datetime import date, timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from dbutils import partitions
+from games.models import Bet
+from games.selectors import bet_ids_of_rounds
+from settlement import services
+from tests.settlement.test_services import open_round_with_bets
+
+pytestmark = pytest.mark.django_db
+
+BETS = Bet._meta.db_table
+THIS_MONTH = date.today().replace(day=1)
+
+
+def scanned(statement: str) -> set:
+    """The bets' partitions EXPLAIN names for ``statement`` (planned, not run)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN {statement}")
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+    every = [f"{BETS}_legacy", *partitions.month_partitions(BETS).values()]
+    return {name for name in every if name in plan}
+
+
+@pytest.mark.parametrize("one_statement", [True, False], ids=["one_statement", "plain_path"])
+def test_settlement_scans_only_this_months_bets(game, integration, funded_account, settings, one_statement):
+    settings.SETTLEMENT_BETS_IN_ONE_STATEMENT = one_statement
+    funded_account("a", "100.00")
+    round_ = open_round_with_bets(game, integration, [("a", "PLAYER", "1.00"), ("a", "BANKER", "2.00")])
+    assert len(partitions.month_partitions(BETS)) >= 3  # this month and two ahead, besides the legacy one
+
+    with CaptureQueriesContext(connection) as queries:
+        assert services.settlement_run(round_ids=[round_.pk]).bets == 2
+
+    on_bets = [q["sql"] for q in queries.captured_queries
+               if f'"{BETS}"' in q["sql"] or f"{BETS} AS b" in q["sql"]]
+    reads = [s for s in on_bets if s.lstrip().upper().startswith("SELECT") and "round_id" in s]
+    # (The plain path's UPDATE runs once per bet, by id: "%s" as recorded, one partition each.)
+    writes = [s for s in on_bets if s.lstrip().upper().startswith("UPDATE") and "%s" not in s]
+    assert reads and (writes or not one_statement), on_bets
+    this_month = {partitions.partition_name(BETS, THIS_MONTH)}
+    for statement in reads + writes:
+        assert scanned(statement) == this_month, statement
+
+
+def test_the_legacy_partition_is_read_only_for_rounds_opened_before_its_last_bet(game, integration, funded_account):
+    funded_account("a", "100.00")
+    open_round_with_bets(game, integration, [("a", "PLAYER", "1.00")])
+    now = timezone.now()
+    legacy_end = partitions.legacy_end(BETS)
+    recent = bet_ids_of_rounds(opened_from=now - timedelta(minutes=5), until=now)
+    assert scanned(str(Bet.objects.filter(recent).values("id").query)) == {partitions.partition_name(BETS, THIS_MONTH)}
+    # A bet in the legacy partition placed an hour ago (as before the upgrade): a round opened before
+    # it may have bets there, one opened after it has none.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT round_id, account_id, client_id FROM {BETS} LIMIT 1")
+        round_id, account_id, client_id = cursor.fetchone()
+        cursor.execute(f"INSERT INTO {BETS} (id, round_id, account_id, client_id, bet_type, stake, multiplier, "
+                       "idempotency_key, status, placed_at) VALUES (%s, %s, %s, %s, 'TIE', 1, 8, 'legacy-1', "
+                       "'PENDING', %s)", [legacy_end - 1, round_id, account_id, client_id, now - timedelta(hours=1)])
+    before = bet_ids_of_rounds(opened_from=now - timedelta(hours=2), until=now)
+    after = bet_ids_of_rounds(opened_from=now - timedelta(minutes=30), until=now)
+    assert f"{BETS}_legacy" in scanned(str(Bet.objects.filter(before).values("id").query))
+    assert scanned(str(Bet.objects.filter(after).values("id").query)) == {partitions.partition_name(BETS, THIS_MONTH)}
