@@ -53,7 +53,7 @@ def _served(database_url: str, workers: int, extra_env: dict):
     executable = os.path.join(os.path.dirname(sys.executable), "gunicorn")
     server = subprocess.Popen(
         [executable, "baccarat_site.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-         "--log-level", "warning", "--timeout", "120"],
+         "--log-level", "warning", "--timeout", str(CLIENT_TIMEOUT_SECONDS)],
         cwd=settings.BASE_DIR, env=env, start_new_session=True,
     )
     try:
@@ -80,8 +80,11 @@ def _wait_for(port: int, server: subprocess.Popen) -> None:
     raise CommandError(f"gunicorn did not answer within {START_TIMEOUT} s")
 
 
+CLIENT_TIMEOUT_SECONDS = 120  # gunicorn's own --timeout: a page this slow has its worker killed
+
+
 def request(port: int, method: str, path: str, headers: dict, body: bytes | None = None):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=CLIENT_TIMEOUT_SECONDS)
     try:
         conn.request(method, path, body=body, headers={"Host": "127.0.0.1", **FORWARDED_HTTPS, **headers})
         response = conn.getresponse()
