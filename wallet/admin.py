@@ -19,12 +19,22 @@ from django.utils.html import format_html, format_html_join
 
 from backoffice import formatting
 from backoffice.admin.base import ReadOnlyAdmin
-from backoffice.admin.html import admin_url, changelist_url, link, money, page_links, query_with, service_error_messages
+from backoffice.admin.html import (
+    admin_url,
+    approval_request_link,
+    changelist_url,
+    link,
+    money,
+    page_links,
+    query_with,
+    service_error_messages,
+)
 from backoffice.admin.search import matching_ids
 from backoffice.approval_gate import Held, four_eyes_hint, submit
 from backoffice.formatting import EMPTY, timestamp
 from backoffice.replica_reads import read_alias
 from backoffice.step_up import step_up_required
+from core.money import money_text
 from wallet import selectors, services
 from wallet.choices import LedgerKind
 from wallet.forms import AdjustBalanceForm
@@ -133,8 +143,9 @@ class AccountAdmin(ShowsBetIds, ReadOnlyAdmin):
         except ValidationError as error:
             return service_error_messages(error)
         if isinstance(outcome, Held):
-            self.message_user(request, f"{account.external_id}: an adjustment of {amount} needs a second person; "
-                                       f"sent for approval (request #{outcome.approval['id']}).", messages.WARNING)
+            self.message_user(request, format_html(
+                "{}: an adjustment of {} needs a second person; sent for approval ({}).", account.external_id,
+                money_text(amount, account.currency), approval_request_link(outcome.approval["id"])), messages.WARNING)
             return None
         entry = outcome.result
         self.log_change(request, account, f"Balance adjusted by {entry.amount} to {entry.balance_after}: {reason}")

@@ -31,6 +31,7 @@ from backoffice.formatting import EMPTY
 from backoffice.replica_reads import read_alias
 from backoffice.step_up import step_up_required
 from core.errors import Conflict
+from core.money import money_text
 from games import selectors, services
 from games.admin.bet import BetInline
 from games.admin.cards import card_html, cards_html, dealt_positions, hand_html, round_result
@@ -311,8 +312,8 @@ class RoundAdmin(ReadOnlyAdmin):
             "results": results,
             "rows": [] if results is None else [
                 {"round": round_, "url": admin_url(round_), "cards": cards_html(round_.cards),
-                 "staked": money(round_.staked) if round_.bet_count else EMPTY,
-                 "paid": money(round_.paid) if round_.paid is not None else EMPTY}
+                 "staked": money_text(round_.staked, round_.game.currency) if round_.bet_count else EMPTY,
+                 "paid": money_text(round_.paid, round_.game.currency) if round_.paid is not None else EMPTY}
                 for round_ in results.rounds
             ],
             "export_url": (f"{self.own_url('recall_export')}?{request.GET.urlencode()}"

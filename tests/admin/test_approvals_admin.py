@@ -49,8 +49,12 @@ def test_a_game_change_after_bets_is_sent_for_approval(as_operator, game, dealt)
 
 def test_void_and_adjust_are_sent_for_approval(as_operator, dealt, player):
     as_operator.post(admin_url(dealt, "void"), {"reason": "Misdeal"})
-    as_operator.post(admin_url(player, "adjust"), {"amount": "12000.00", "reason": "Jackpot"})
+    response = as_operator.post(admin_url(player, "adjust"), {"amount": "12000.00", "reason": "Jackpot"}, follow=True)
     assert sorted(Approval.objects.values_list("action", flat=True)) == ["account.adjust", "round.void"]
+    held = Approval.objects.get(action="account.adjust")
+    # The message names the amount in the account's currency and leads to the request that waits.
+    link = f'<a href="{admin_url(held, "change")}">request #{held.pk}</a>'
+    assert any(link in text and f"12,000.00 {player.currency}" in text for text in messages_of(response))
     dealt.refresh_from_db()
     assert dealt.status == RoundStatus.DEALT and Account.objects.get().balance == 490
 

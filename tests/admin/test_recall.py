@@ -67,9 +67,10 @@ def test_recall_lists_each_round_with_its_bets_and_links_to_the_round_page(as_su
     response = as_support.get(RECALL, {"account": "player-1"})
 
     row = response.context["rows"][0]
-    assert (row["round"].bet_count, row["staked"]) == (2, "11.50")
+    currency = round_.game.currency  # the amounts carry it: recall lists rounds of games in several
+    assert (row["round"].bet_count, row["staked"]) == (2, f"11.50 {currency}")
     paid = sum(bet.payout for bet in Bet.objects.filter(round=round_))
-    assert row["paid"] == f"{paid:.2f}"
+    assert row["paid"] == f"{paid:,.2f} {currency}"
     assert admin_url(round_, "change") in response.content.decode()
     assert b"pf-card" in response.content
 
