@@ -20,9 +20,8 @@ from django_celery_beat.models import PeriodicTask
 from alerts import readiness as readiness_probes
 from alerts import schedules
 from alerts.choices import AlertKind, AlertSeverity
-from audit.models import AuditEvent
 from audit.partitioning import PARTITIONED_TABLES, months_ahead
-from audit.selectors import audit_chain_check, audit_unverified_heads
+from audit.selectors import audit_chain_check, audit_pending_summary, audit_unverified_heads
 from audit.verification import check_log
 from core.currencies import amount_text
 from dbutils import replicas as db_replicas
@@ -101,10 +100,10 @@ def audit_chain() -> list:
 def audit_pending() -> list:
     """Events the sequencer has not placed in the log for too long (a stalled sequencer, or the
     transaction that wrote them left open: only its own events wait for it)."""
-    waiting = AuditEvent.objects.filter(leaf__isnull=True).aggregate(oldest=Min("created_at"), count=Count("id"))
-    if waiting["oldest"] is None:
+    waiting = audit_pending_summary()
+    if waiting["oldest_created_at"] is None:
         return []
-    age = (timezone.now() - waiting["oldest"]).total_seconds()
+    age = (timezone.now() - waiting["oldest_created_at"]).total_seconds()
     if age <= settings.ALERT_AUDIT_PENDING_SECONDS:
         return []
     return [Finding(AlertKind.AUDIT_PENDING, "sequencer", AlertSeverity.CRITICAL,
