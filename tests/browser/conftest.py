@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from games import services as game_services
 from tests.conftest import service_missing, totp_code, totp_device
@@ -130,8 +131,13 @@ GUIDE_OTHER_SIZES = {"1920": (1920, 1080), "phone": (390, 844)}
 
 
 def fits_its_window(page) -> bool:
-    """Nothing makes the document wider than the window (no sideways scroll, nothing cut off at the right)."""
-    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    """Nothing makes the document wider than the window (no sideways scroll, nothing cut off at the right),
+    once the page has laid itself out again for the new window size (its charts resize a moment later)."""
+    try:
+        page.wait_for_function("document.documentElement.scrollWidth <= window.innerWidth", timeout=3000)
+    except PlaywrightTimeoutError:
+        return False
+    return True
 
 
 @pytest.fixture
