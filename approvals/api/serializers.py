@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from approvals.choices import ApprovalAction, ApprovalStatus
 from approvals.models import Approval
+from backoffice.api.serializers import StrictInputMixin
 
 
 class ApprovalSerializer(serializers.ModelSerializer):
@@ -32,7 +33,7 @@ class ApprovalFilterSerializer(serializers.Serializer):
     object_id = serializers.RegexField(r"^[0-9]{1,18}$", required=False)
 
 
-class ApprovalDecisionSerializer(serializers.Serializer):
+class ApprovalDecisionSerializer(StrictInputMixin, serializers.Serializer):
     reason = serializers.CharField(max_length=1000)
 
 

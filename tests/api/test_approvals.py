@@ -195,6 +195,9 @@ class TestDeciding:
 
     def test_rejected_never_applies(self, as_operator, as_second, dealt_round):
         approval = held(as_operator.post(f"{API}/rounds/{dealt_round.pk}/void/", {"reason": "misdeal"}))
+        # A field the decision does not take is refused, never silently dropped (schemathesis found it).
+        assert_names_field(as_second.post(f"{API}/approvals/{approval['id']}/reject/",
+                                          {"reason": "fine", "": None}, format="json"), 400, "")
         response = as_second.post(f"{API}/approvals/{approval['id']}/reject/", {"reason": "the deal was fine"})
         assert response.status_code == 200 and response.json()["status"] == "rejected"
         assert_names_field(as_second.post(f"{API}/approvals/{approval['id']}/approve/", {"reason": "x"}),
