@@ -1,6 +1,6 @@
 from django.db import models
 
-from games.engine import BetType as EngineBetType
+from games.engine import REGISTRY
 from games.engine import Outcome as EngineOutcome
 from games.engine.payout import LOSE, PUSH, WIN
 
@@ -24,10 +24,8 @@ class Outcome(models.TextChoices):
     TIE = EngineOutcome.TIE, "Tie"
 
 
-class BetType(models.TextChoices):
-    PLAYER = EngineBetType.PLAYER, "Player"
-    BANKER = EngineBetType.BANKER, "Banker"
-    TIE = EngineBetType.TIE, "Tie"
+# Every registered bet type (games/engine/bets.py), the three main bets first: BetType.PLAYER and so on.
+BetType = models.TextChoices("BetType", [(name, (name, kind.label)) for name, kind in REGISTRY.items()])
 
 
 class BetStatus(models.TextChoices):

@@ -9,10 +9,23 @@ from django.db.models.functions import Round as RoundTo
 
 from core.currencies import iso_codes_by_places, minor_places, places_in
 from games.choices import BetStatus, BetType, GameStatus, Outcome, RoundStatus
-from games.engine import DEFAULT_MULTIPLIERS, MAX_DECKS, MIN_DECKS, Multipliers, multiplier_problem
+from games.engine import (
+    DEFAULT_MULTIPLIERS,
+    MAIN_BET_TYPES,
+    MAX_DECKS,
+    MIN_DECKS,
+    SIDE_BET_TYPES,
+    Multipliers,
+    headline_multiplier,
+    multiplier_problem,
+    side_bets_as_json,
+    side_bets_problems,
+)
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
+from games.paytable_checks import paytable_valid, side_bets_valid
 from games.rtp import LIMIT_FIELDS, LIMIT_NAMES, configuration_errors, policy_violations
 from games.validators import (
+    BET_TYPE_MAX_LENGTH,
     IDEMPOTENCY_KEY_CHECK_PATTERN,
     IDEMPOTENCY_KEY_MAX_LENGTH,
     MULTIPLIER_MAX_DIGITS,
@@ -20,6 +33,7 @@ from games.validators import (
     validate_decks,
     validate_idempotency_key,
     validate_multiplier,
+    validate_side_bets,
 )
 from wallet.fields import money_field
 from wallet.models import Account
@@ -66,12 +80,11 @@ class RtpPolicy(models.Model):
 
     name = models.CharField(max_length=64, unique=True)
     description = models.TextField(blank=True)
-    min_player_rtp = rtp_limit_field("minimum Player RTP %")
-    max_player_rtp = rtp_limit_field("maximum Player RTP %")
-    min_banker_rtp = rtp_limit_field("minimum Banker RTP %")
-    max_banker_rtp = rtp_limit_field("maximum Banker RTP %")
-    min_tie_rtp = rtp_limit_field("minimum Tie RTP %")
-    max_tie_rtp = rtp_limit_field("maximum Tie RTP %")
+    # A minimum and a maximum for every registered bet type (games.rtp.LIMIT_FIELDS).
+    for _bet_type, (_low, _high) in LIMIT_FIELDS.items():
+        vars()[_low] = rtp_limit_field(f"minimum {_bet_type.label} RTP %")
+        vars()[_high] = rtp_limit_field(f"maximum {_bet_type.label} RTP %")
+    del _bet_type, _low, _high
     max_rtp = rtp_limit_field("maximum RTP % of any bet")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -104,7 +117,8 @@ class RtpPolicy(models.Model):
         if not errors and self.pk is not None:
             # Tightening a policy: every game assigned to it must still comply.
             for game in self.games.order_by("slug"):
-                for violation in policy_violations(self, decks=game.decks, multipliers=game.multipliers):
+                for violation in policy_violations(self, decks=game.decks, multipliers=game.multipliers,
+                                                   side_bets=game.side_bets):
                     errors.setdefault(violation.limit_field, []).append(f"Game {game.slug}: {violation.message}")
         if errors:
             raise ValidationError(errors)
@@ -130,6 +144,12 @@ class GameInstance(models.Model):
     currency = models.CharField(max_length=CURRENCY_MAX_LENGTH, default="USD", validators=[validate_currency],
                                 help_text="ISO 4217, or a code of settings.CURRENCY_MINOR_UNITS; the bet limits "
                                 "and stakes have at most its decimal places.")
+    side_bets = models.JSONField(
+        default=dict, blank=True, validators=[validate_side_bets],
+        help_text="The side bets the game offers, each with its paytable: {bet type: {event: multiplier}}, "
+        "multipliers as decimal text (stake included, at least 1.0; a push exactly 1.0; an event not listed "
+        'loses). For example {"PLAYER_PAIR": {"PAIR": "12"}}. Empty for none.',
+    )
     rtp_policy = models.ForeignKey(RtpPolicy, on_delete=models.PROTECT, null=True, blank=True,
                                    related_name="games", verbose_name="RTP policy",
                                    help_text="The payouts must keep this policy's RTP limits; empty for none.")
@@ -139,7 +159,7 @@ class GameInstance(models.Model):
     # The fields an operator configures; a change of any of them is audited with a reason.
     CONFIGURATION_FIELDS = (
         "name", "status", "decks", "player_multiplier", "banker_multiplier", "tie_multiplier",
-        "min_bet", "max_bet", "currency", "rtp_policy",
+        "min_bet", "max_bet", "currency", "side_bets", "rtp_policy",
     )
 
     class Meta:
@@ -167,6 +187,7 @@ class GameInstance(models.Model):
             models.CheckConstraint(
                 condition=Q(currency__regex=CURRENCY_CHECK_PATTERN), name="game_currency_code"
             ),
+            models.CheckConstraint(condition=side_bets_valid("side_bets"), name="game_side_bets_valid"),
             # The limits of an ISO 4217 currency have at most its places (a configured currency's
             # are the model's and the forms' to check: settings can change, a constraint cannot).
             *(models.CheckConstraint(
@@ -186,7 +207,21 @@ class GameInstance(models.Model):
     def multipliers(self) -> Multipliers:
         return Multipliers(self.player_multiplier, self.banker_multiplier, self.tie_multiplier)
 
+    def offers(self, bet_type: str) -> bool:
+        """Whether the game takes ``bet_type``: a main bet always, a side bet once it has a paytable."""
+        return bet_type in MAIN_BET_TYPES or bet_type in self.side_bets
+
+    def terms(self, bet_type: str) -> tuple:
+        """(multiplier, paytable) of a bet of ``bet_type`` accepted now: a main bet's multiplier and no
+        paytable; a side bet's paytable and its highest multiplier (games/writes.py reads the same in SQL)."""
+        if bet_type in MAIN_BET_TYPES:
+            return self.multipliers.for_bet(bet_type), None
+        paytable = self.side_bets[bet_type]
+        return headline_multiplier(paytable), paytable
+
     def clean(self):
+        if not side_bets_problems(self.side_bets):
+            self.side_bets = side_bets_as_json(self.side_bets)  # stored in one form: bets copy it as it is
         if self.min_bet is not None and self.max_bet is not None and self.min_bet > self.max_bet:
             raise ValidationError({"max_bet": "The maximum bet must be at least the minimum bet."})
         self._limits_in_currency()
@@ -196,7 +231,8 @@ class GameInstance(models.Model):
         if self._payouts_valid():
             policy = self.rtp_policy if self.rtp_policy_id is not None else None
             errors = configuration_errors(policy, decks=self.decks, multipliers=self.multipliers,
-                                          ceiling=self._payouts() != getattr(self, "_stored_payouts", None))
+                                          ceiling=self._payouts() != getattr(self, "_stored_payouts", None),
+                                          side_bets=self.side_bets)
             if errors:
                 raise ValidationError(errors)
 
@@ -220,12 +256,13 @@ class GameInstance(models.Model):
         return game
 
     def _payouts(self) -> tuple:
-        return tuple(self.__dict__.get(name) for name in ("decks", *self.MULTIPLIER_FIELDS.values()))
+        return tuple(self.__dict__.get(name) for name in ("decks", *self.MULTIPLIER_FIELDS.values(), "side_bets"))
 
     def _payouts_valid(self) -> bool:
         if isinstance(self.decks, bool) or not isinstance(self.decks, int) or not MIN_DECKS <= self.decks <= MAX_DECKS:
             return False
-        return all(isinstance(value, Decimal) and multiplier_problem(value) is None for value in self.multipliers)
+        return (all(isinstance(value, Decimal) and multiplier_problem(value) is None for value in self.multipliers)
+                and not side_bets_problems(self.side_bets))
 
     def configuration(self) -> dict:
         """The configured values as JSON-ready data (decimals at their column's scale), for audit."""
@@ -388,12 +425,16 @@ class Bet(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bets_placed", db_index=False,
         help_text="The integration client that placed the bet.",
     )
-    bet_type = models.CharField(max_length=8, choices=BetType.choices)
+    bet_type = models.CharField(max_length=BET_TYPE_MAX_LENGTH, choices=BetType.choices)
     stake = money_field("stake", validators=[validate_stake])
     multiplier = models.DecimalField(
         max_digits=MULTIPLIER_MAX_DIGITS, decimal_places=MULTIPLIER_DECIMAL_PLACES,
-        validators=[validate_multiplier], help_text="The multiplier in force when the bet was accepted.",
+        validators=[validate_multiplier], help_text="The multiplier in force when the bet was accepted; a "
+        "side bet's is its paytable's highest.",
     )
+    # A side bet's paytable in force when it was accepted (it settles on it); NULL for a main bet,
+    # which settles on its multiplier.
+    paytable = models.JSONField(null=True, blank=True, help_text="A side bet's paytable when it was accepted.")
     idempotency_key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_LENGTH, validators=[validate_idempotency_key])
     status = models.CharField(max_length=8, choices=BetStatus.choices, default=BetStatus.PENDING)
     payout = money_field("payout", null=True, blank=True, help_text="Returned, stake included.")
@@ -410,6 +451,13 @@ class Bet(models.Model):
         permissions = [("place_bet", "Can place bets"), ("settle_held_bet", "Can settle held bets")]
         constraints = [
             models.CheckConstraint(condition=Q(bet_type__in=BetType.values), name="bet_type_valid"),
+            # A main bet settles on its multiplier; a side bet on a paytable of its own bet type.
+            models.CheckConstraint(
+                condition=Q(bet_type__in=MAIN_BET_TYPES, paytable__isnull=True) | Q(*(
+                    Q(bet_type=name, paytable__isnull=False) & paytable_valid("paytable", name)
+                    for name in SIDE_BET_TYPES), _connector=Q.OR),
+                name="bet_paytable_of_its_type",
+            ),
             models.CheckConstraint(condition=Q(idempotency_key__regex=IDEMPOTENCY_KEY_CHECK_PATTERN),
                                    name="bet_idempotency_key_visible_ascii"),
             models.CheckConstraint(condition=Q(status__in=BetStatus.values), name="bet_status_valid"),

@@ -1,7 +1,9 @@
 """A game's theoretical return to player against its RTP policy and the ceiling of every game
 (settings.MAX_GAME_RTP), exactly (the engine's odds for its decks).
 
-A policy sets, per bet type, a minimum and a maximum RTP, and a maximum for the highest of the three.
+A policy sets, per bet type, a minimum and a maximum RTP, and a maximum for the highest of them. The
+main bets' RTPs come from the game's multipliers, each side bet's from its paytable (a bet type the
+game does not offer has no RTP, so its limits do not apply).
 Limits are percentages with four decimal places; the comparison is between exact fractions, so a
 configuration is refused only when it truly is outside a limit.
 """
@@ -13,13 +15,14 @@ from fractions import Fraction
 from django.conf import settings
 
 from games.choices import BetType
-from games.engine import Multipliers, exact_odds, return_to_player
+from games.engine import MAIN_BET_TYPES, Multipliers, bet_odds, bet_rtp, exact_odds, make_paytable, return_to_player
 
 MULTIPLIER_FIELDS = {
     BetType.PLAYER: "player_multiplier",
     BetType.BANKER: "banker_multiplier",
     BetType.TIE: "tie_multiplier",
 }
+SIDE_BETS_FIELD = "side_bets"  # the game's field holding every side bet's paytable
 # The policy's fields: per bet type (minimum, maximum), and the cap on the highest of the three.
 LIMIT_FIELDS = {bet_type: (f"min_{bet_type.lower()}_rtp", f"max_{bet_type.lower()}_rtp") for bet_type in BetType}
 HIGHEST_FIELD = "max_rtp"
@@ -34,9 +37,20 @@ def rtp_text(rtp: Fraction, rounding=ROUND_HALF_EVEN) -> str:
     return f"{value} %"
 
 
-def rtp_by_bet(decks: int, multipliers: Multipliers) -> dict:
+def rtp_by_bet(decks: int, multipliers: Multipliers, side_bets=None) -> dict:
+    """{bet type: exact RTP} of the main bets and of each side bet in ``side_bets`` ({name: paytable})."""
     odds = exact_odds(decks)
-    return {bet_type: return_to_player(odds, bet_type.value, multipliers) for bet_type in BetType}
+    rtps = {BetType(name): return_to_player(odds, name, multipliers) for name in MAIN_BET_TYPES}
+    if side_bets:
+        counts = bet_odds(decks)
+        rtps.update({BetType(name): bet_rtp(counts[name], make_paytable(name, paytable))
+                     for name, paytable in side_bets.items()})
+    return rtps
+
+
+def field_of(bet_type: str) -> str:
+    """The game's field that prices ``bet_type``: a main bet's multiplier, or the side bets."""
+    return MULTIPLIER_FIELDS.get(bet_type, SIDE_BETS_FIELD)
 
 
 @dataclass(frozen=True)
@@ -46,9 +60,9 @@ class Violation:
     message: str
 
 
-def policy_violations(policy, *, decks: int, multipliers: Multipliers) -> list:
+def policy_violations(policy, *, decks: int, multipliers: Multipliers, side_bets=None) -> list:
     """Every limit of ``policy`` the configuration breaks (empty when it complies)."""
-    rtps = rtp_by_bet(decks, multipliers)
+    rtps = rtp_by_bet(decks, multipliers, side_bets)
     found = []
     for bet_type, rtp in rtps.items():
         min_field, max_field = LIMIT_FIELDS[bet_type]
@@ -69,26 +83,26 @@ def policy_violations(policy, *, decks: int, multipliers: Multipliers) -> list:
     return found
 
 
-def ceiling_violations(*, decks: int, multipliers: Multipliers) -> list:
+def ceiling_violations(*, decks: int, multipliers: Multipliers, side_bets=None) -> list:
     """Every bet whose exact RTP exceeds settings.MAX_GAME_RTP, the ceiling of every game whatever its
     policy (a game paying more than it takes loses money on every bet in the long run)."""
     ceiling = Fraction(settings.MAX_GAME_RTP)
     return [Violation(bet_type, "", f"The {bet_type.label} bet's return to player, {rtp_text(rtp, ROUND_CEILING)}, "
                                     f"is above the ceiling of {rtp_text(ceiling)} for any game (MAX_GAME_RTP).")
-            for bet_type, rtp in rtp_by_bet(decks, multipliers).items() if rtp > ceiling]
+            for bet_type, rtp in rtp_by_bet(decks, multipliers, side_bets).items() if rtp > ceiling]
 
 
 def configuration_errors(policy, *, decks: int, multipliers: Multipliers, field: str | None = None,
-                         ceiling: bool = True) -> dict:
+                         ceiling: bool = True, side_bets=None) -> dict:
     """{field: [messages]} for a game's configuration above the ceiling (with ``ceiling``: a new game's,
     or payouts that change; each under the multiplier it concerns) or outside its policy: each under the
     multiplier it concerns, or all under ``field`` (say ``rtp_policy`` when the policy is what is being
     assigned)."""
     errors = {}
-    for violation in ceiling_violations(decks=decks, multipliers=multipliers) if ceiling else ():
-        errors.setdefault(MULTIPLIER_FIELDS[violation.bet_type], []).append(violation.message)
+    for violation in ceiling_violations(decks=decks, multipliers=multipliers, side_bets=side_bets) if ceiling else ():
+        errors.setdefault(field_of(violation.bet_type), []).append(violation.message)
     if policy is None:
         return errors
-    for violation in policy_violations(policy, decks=decks, multipliers=multipliers):
-        errors.setdefault(field or MULTIPLIER_FIELDS[violation.bet_type], []).append(violation.message)
+    for violation in policy_violations(policy, decks=decks, multipliers=multipliers, side_bets=side_bets):
+        errors.setdefault(field or field_of(violation.bet_type), []).append(violation.message)
     return errors

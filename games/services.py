@@ -413,6 +413,9 @@ def _refusal(round_: Round, account: Account | None, balance: Decimal | None, wa
         return Conflict("round", f"The round is {round_.status}; it takes no bets.", code="round_not_open")
     if game.status != GameStatus.ACTIVE:
         return Conflict("round", f"The game is {game.status}; it takes no bets.", code="game_inactive")
+    if not game.offers(wanted.bet_type):
+        return ValidationError({"bet_type": ValidationError(f"This game does not offer the {wanted.bet_type} bet.",
+                                                            code="bet_type_not_offered")})
     problem = places_problem(wanted.stake, game.currency)
     if problem:
         return ValidationError({"stake": ValidationError(problem, code="too_many_places_for_currency")})
@@ -429,18 +432,20 @@ def _refusal(round_: Round, account: Account | None, balance: Decimal | None, wa
 
 
 def _new_bet(round_: Round, account: Account, wanted: WantedBet, client, placed_at) -> Bet:
+    multiplier, paytable = round_.game.terms(wanted.bet_type)
     return Bet(round=round_, account=account, client=client, bet_type=wanted.bet_type, stake=wanted.stake,
-               multiplier=round_.game.multipliers.for_bet(wanted.bet_type),
-               idempotency_key=wanted.idempotency_key, placed_at=placed_at)
+               multiplier=multiplier, paytable=paytable, idempotency_key=wanted.idempotency_key, placed_at=placed_at)
 
 
-def _accepted(round_id: int, wanted: WantedBet, multiplier: Decimal | None = None) -> dict:
-    """The audit content of an accepted bet. Without the multiplier for the single bet's one
-    statement, which adds the one it reads from the game (games/writes.py)."""
+def _accepted(round_id: int, wanted: WantedBet, bet: Bet | None = None) -> dict:
+    """The audit content of an accepted bet. Without its terms (multiplier, and a side bet's paytable)
+    for the single bet's one statement, which adds those it reads from the game (games/writes.py)."""
     after = {"round": round_id, "account": wanted.account_external_id, "bet_type": wanted.bet_type,
              "stake": str(wanted.stake)}
-    if multiplier is not None:
-        after["multiplier"] = str(multiplier)
+    if bet is not None:
+        after["multiplier"] = str(bet.multiplier)
+        if bet.paytable is not None:
+            after["paytable"] = bet.paytable
     return after
 
 
@@ -492,8 +497,7 @@ def _bet_accept(*, round_id: int, wanted: WantedBet, client) -> Bet:
         if refusal:
             raise refusal
         bet = _new_bet(round_, account, wanted, client, placed_at)
-        writes.bet_insert(bet, actor=client, action=AuditAction.BET_ACCEPTED,
-                          after=_accepted(round_id, wanted, bet.multiplier))
+        writes.bet_insert(bet, actor=client, action=AuditAction.BET_ACCEPTED, after=_accepted(round_id, wanted, bet))
         return bet
 
 
@@ -561,7 +565,7 @@ def _bets_accept(*, wanted_by_round: dict, client) -> dict:
         ledger_post_many(accounts={account.pk: account for account in accounts.values()},
                          postings=[(bet.account_id, bet.pk, LedgerKind.STAKE, -bet.stake) for bet in bets])
         audit_record_many(actor=client, action=AuditAction.BET_ACCEPTED, changes=[
-            (bet, _accepted(round_id, wanted_by_round[round_id][index], bet.multiplier))
+            (bet, _accepted(round_id, wanted_by_round[round_id][index], bet))
             for (round_id, index), bet in accepted.items()])
     for (round_id, index), bet in accepted.items():
         outcomes[round_id][index] = BetOutcome(bet=bet, created=True)

@@ -5,9 +5,20 @@ import re
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 
-from games.engine import MAX_DECKS, MIN_DECKS, Pf1InputError, multiplier_problem, validate_client_seed
+from games.engine import (
+    BET_TYPES,
+    MAX_DECKS,
+    MIN_DECKS,
+    Pf1InputError,
+    multiplier_problem,
+    side_bets_problems,
+    validate_client_seed,
+)
 from games.engine.payout import MAX_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 from games.engine.pf1 import CLIENT_SEED_MAX_LENGTH
+
+BET_TYPE_MAX_LENGTH = 24
+assert max(map(len, BET_TYPES)) <= BET_TYPE_MAX_LENGTH, "a registered bet type's name fits the column"
 
 # Whole digits enough for the largest multiplier, and the engine's decimal places.
 MULTIPLIER_MAX_DIGITS = len(str(int(MAX_MULTIPLIER))) + MULTIPLIER_DECIMAL_PLACES
@@ -17,6 +28,15 @@ def validate_multiplier(value) -> None:
     problem = multiplier_problem(value if not isinstance(value, float) else str(value))
     if problem:
         raise ValidationError(f"A multiplier {problem}.", code="invalid_multiplier")
+
+
+def validate_side_bets(value) -> None:
+    """A game's side bets: {side bet type: paytable}, each paytable valid for its bet type (a form
+    or serializer names the bet type and event of the first problem)."""
+    problems = side_bets_problems(value)
+    if problems:
+        raise ValidationError([f"{where}: {problem}." for where, problem in problems.items()],
+                              code="invalid_side_bets")
 
 
 def validate_decks(value) -> None:

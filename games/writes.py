@@ -34,22 +34,30 @@ from wallet.models import Account, LedgerEffect, LedgerEntry
 from wallet.services import ledger_post
 from wallet.writes import BULK_BATCH, array_literal
 
-# The game's multiplier for the bet's type: GameInstance.multipliers.for_bet in SQL.
+# The bet's terms as GameInstance.terms gives them, in SQL: a main bet's multiplier (NULL for a
+# side bet), and a side bet's paytable (NULL for a main bet or one the game does not offer).
 _MULTIPLIER = " ".join(f"WHEN '{bet_type}' THEN g.{GameInstance._meta.get_field(field).column}"
                        for bet_type, field in GameInstance.MULTIPLIER_FIELDS.items())
+_SIDE_BETS = f"g.{GameInstance._meta.get_field('side_bets').column}"
 
 _BET_PLACE = f"""
-    WITH facts (game_id, game_slug, game_status, min_bet, max_bet, currency, multiplier, account_id,
+    WITH terms (game_id, game_slug, game_status, min_bet, max_bet, currency, main_multiplier, paytable, account_id,
                 account_currency) AS MATERIALIZED (
         SELECT g.id, g.slug, g.status, g.min_bet, g.max_bet, g.currency,
-               CASE %(bet_type)s {_MULTIPLIER} END, a.id, a.currency
+               CASE %(bet_type)s {_MULTIPLIER} END, {_SIDE_BETS} -> %(bet_type)s, a.id, a.currency
         FROM {Round._meta.db_table} r JOIN {GameInstance._meta.db_table} g ON g.id = r.game_id
              LEFT JOIN {Account._meta.db_table} a ON a.external_id = %(account)s
         WHERE r.id = %(round_id)s
     ),
+    facts AS MATERIALIZED (
+        SELECT terms.*, COALESCE(main_multiplier, (SELECT max(value::numeric) FROM jsonb_each_text(paytable)))
+                        AS multiplier
+        FROM terms
+    ),
     allowed AS MATERIALIZED (
-        SELECT account_id, multiplier FROM facts
-        WHERE game_status = %(active)s AND %(stake)s BETWEEN min_bet AND max_bet AND account_currency = currency
+        SELECT account_id, multiplier, paytable FROM facts
+        WHERE multiplier IS NOT NULL AND game_status = %(active)s AND %(stake)s BETWEEN min_bet AND max_bet
+          AND account_currency = currency
           AND currency <> ALL(%(coarser_currencies)s::varchar[])
           AND EXISTS (SELECT FROM ({OPEN_ROUND_FOR_SHARE}) AS open_round)
     ),
@@ -60,9 +68,10 @@ _BET_PLACE = f"""
     ),
     bet AS (
         INSERT INTO {Bet._meta.db_table}
-            (round_id, account_id, client_id, bet_type, stake, multiplier, idempotency_key, status, placed_at)
+            (round_id, account_id, client_id, bet_type, stake, multiplier, paytable, idempotency_key, status,
+             placed_at)
         SELECT %(round_id)s, allowed.account_id, %(client_id)s, %(bet_type)s, %(stake)s, allowed.multiplier,
-               %(idempotency_key)s, %(pending)s, %(placed_at)s
+               allowed.paytable, %(idempotency_key)s, %(pending)s, %(placed_at)s
         FROM debit, allowed
         RETURNING id
     ),
@@ -74,7 +83,9 @@ _BET_PLACE = f"""
         INSERT INTO {AuditEvent._meta.db_table} (created_at, actor_user_id, actor, action, object_type, object_id,
                                                  before, after, reason, request_id, source_ip)
         SELECT %(created_at)s, %(actor_user_id)s, %(actor)s, %(action)s, %(object_type)s, bet.id::text, NULL,
-               %(after)s::jsonb || jsonb_build_object('multiplier', allowed.multiplier::text),
+               %(after)s::jsonb || jsonb_build_object('multiplier', allowed.multiplier::text)
+               || CASE WHEN allowed.paytable IS NULL THEN '{{}}'
+                       ELSE jsonb_build_object('paytable', allowed.paytable) END,
                %(reason)s, %(request_id)s, %(source_ip)s
         FROM bet, allowed
     ),
@@ -87,8 +98,8 @@ _BET_PLACE = f"""
     effect AS (
         INSERT INTO {LedgerEffect._meta.db_table} (bet_id, kind) SELECT bet.id, %(kind)s FROM bet
     )
-    SELECT facts.game_id, facts.game_slug, facts.multiplier, facts.account_id, facts.account_currency,
-           entry.bet_id, entry.balance_after
+    SELECT facts.game_id, facts.game_slug, facts.multiplier, facts.paytable, facts.account_id,
+           facts.account_currency, entry.bet_id, entry.balance_after
     FROM facts, entry
 """
 
@@ -141,7 +152,7 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
     if row is None:
         return None
     audit_written(using)
-    game_id, game_slug, multiplier, account_id, currency, bet_id, balance = row
+    game_id, game_slug, multiplier, paytable, account_id, currency, bet_id, balance = row
     # Loaded as the ORM loads rows (each model's fields in its order; those not read are deferred),
     # and related as select_related relates them: the model constructor's keyword path and the
     # relation descriptors' checks cost more than the statement's own Python.
@@ -150,7 +161,8 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
     account = Account.from_db(using, ["id", "external_id", "currency", "balance"],
                               [account_id, account_external_id, currency, balance])
     values = {"id": bet_id, "round_id": round_id, "account_id": account_id, "client_id": client.pk,
-              "bet_type": bet_type, "stake": stake, "multiplier": multiplier, "idempotency_key": idempotency_key,
+              "bet_type": bet_type, "stake": stake, "multiplier": multiplier, "paytable": paytable,
+              "idempotency_key": idempotency_key,
               "status": BetStatus.PENDING, "payout": None, "placed_at": placed_at, "settled_at": None,
               "hold_reason": "", "held_at": None}
     bet = Bet.from_db(using, _BET_COLUMNS, [values[name] for name in _BET_COLUMNS])

@@ -20,7 +20,7 @@ from core.currencies import amount_text, minor_unit
 from core.errors import Conflict
 from games import locks
 from games.choices import STATUS_BY_SETTLEMENT_KIND, BetStatus, RoundStatus
-from games.engine import bet_return, settlement_kind
+from games.engine import bet_settlement, result_from_labels, round_events
 from games.models import Bet, Round
 from games.selectors import bet_ids_of_rounds
 from settlement import aggregates, writes
@@ -146,9 +146,10 @@ class _Settled:
 def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_by_one: bool,
                  from_status: str = BetStatus.PENDING) -> _Settled:
     """The settlement loop, written once: every bet [(id, round id, account id, bet type, stake,
-    multiplier)] at its round's outcome, with its own multiplier (the one in force when it was
-    accepted), rounded down to the minor unit of its game's currency, paid on ``balances`` {account
-    id: balance} of accounts the caller holds locked.
+    multiplier, paytable)] on its round's event for its bet type (the registry's rule on the dealt
+    cards), at its own terms (a main bet's multiplier, a side bet's paytable: those in force when it
+    was accepted), rounded down to the minor unit of its game's currency, paid on ``balances``
+    {account id: balance} of accounts the caller holds locked.
 
     Together, the writes of all the bets are set-based: a handful of statements. ``one_by_one``,
     each bet's writes run in a savepoint of their own: a bet whose writes fail is rolled back to it
@@ -156,11 +157,11 @@ def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_
     """
     result = _Settled()
     settled, payouts = [], []  # (bet id, status, payout); (account id, bet id, amount, balance after)
-    units = _minor_units_of_rounds(outcome_by_round)
-    for bet_id, round_id, account_id, bet_type, stake, multiplier in bets:
-        outcome = outcome_by_round[round_id]
-        returned = bet_return(bet_type, stake, outcome, multiplier, units[round_id])
-        bet = (bet_id, STATUS_BY_SETTLEMENT_KIND[settlement_kind(bet_type, outcome)], returned)
+    dealt = _dealt_rounds(outcome_by_round)
+    for bet_id, round_id, account_id, bet_type, stake, multiplier, paytable in bets:
+        events, unit = dealt[round_id]
+        settled_as, returned = bet_settlement(bet_type, stake, multiplier, paytable, events[bet_type], unit)
+        bet = (bet_id, STATUS_BY_SETTLEMENT_KIND[settled_as], returned)
         payout = [(account_id, bet_id, returned, balances[account_id] + returned)] if returned else []
         if one_by_one:
             try:
@@ -183,10 +184,12 @@ def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_
     return result
 
 
-def _minor_units_of_rounds(round_ids) -> dict:
-    """{round id: the minor unit of its game's currency} (USD 0.01, JPY 1, KWD 0.001)."""
-    currencies = Round.objects.filter(pk__in=list(round_ids)).values_list("pk", "game__currency")
-    return {round_id: minor_unit(currency) for round_id, currency in currencies}
+def _dealt_rounds(round_ids) -> dict:
+    """{round id: (every bet type's event on its cards, the minor unit of its game's currency)}."""
+    rounds = Round.objects.filter(pk__in=list(round_ids)).values_list(
+        "pk", "cards", "player_cards", "banker_cards", "game__currency")
+    return {round_id: (round_events(result_from_labels(cards, player, banker)), minor_unit(currency))
+            for round_id, cards, player, banker, currency in rounds}
 
 
 def _write(settled: list, payouts: list, *, at, from_status: str) -> None:
@@ -249,7 +252,7 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
         Bet.objects.filter(bet_ids_of_rounds(opened_from=min(times["first"], times["now"]),
                                              until=max(started, times["now"])),
                            round_id__in=outcome_by_round, status=BetStatus.PENDING)
-        .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier")
+        .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier", "paytable")
     )
     balances = locks.lock_account_balances({bet[2] for bet in bets})
     settled = _settle_bets(bets, outcome_by_round, balances, at=started, one_by_one=bet_by_bet is not None)
@@ -286,7 +289,7 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
 
 
 def held_bet_settle(*, bet_id: int, actor, reason: str) -> Bet:
-    """An operator settles a HELD bet at its round's outcome, with its own multiplier; paid once.
+    """An operator settles a HELD bet on its round's cards, at its own terms; paid once.
 
     Bet.DoesNotExist when there is no such bet; a Conflict (409) when it is not HELD (someone settled
     it first: the round's row lock orders two operators, and the ledger's effects (LedgerEffect) stand
@@ -308,7 +311,7 @@ def _held_bet_try(*, bet_id: int, actor, reason: str):
     bet = Bet.objects.get(pk=bet_id)
     if bet.status != BetStatus.HELD:
         raise Conflict("status", f"Bet {bet_id} is {bet.get_status_display().lower()}, not held.", code="not_held")
-    settled = _settle_bets([(bet_id, round_id, account_id, bet.bet_type, bet.stake, bet.multiplier)],
+    settled = _settle_bets([(bet_id, round_id, account_id, bet.bet_type, bet.stake, bet.multiplier, bet.paytable)],
                            {round_id: round_.outcome}, {account_id: balance}, at=timezone.now(), one_by_one=True,
                            from_status=BetStatus.HELD)
     if settled.held:  # the bet stays held, with the new reason

@@ -22,6 +22,7 @@ from games.validators import (
     IDEMPOTENCY_KEY_MAX_LENGTH,
     validate_client_seed_field,
     validate_idempotency_key,
+    validate_side_bets,
 )
 from wallet.api.serializers import money_field
 from wallet.validators import validate_stake
@@ -73,8 +74,19 @@ def rtp_policy_field(**kwargs) -> serializers.SlugRelatedField:
         help_text="The name of the RTP policy whose limits the payouts must keep; null for none.", **kwargs)
 
 
+PAYTABLE_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"},
+                   "description": "Event → multiplier (decimal text, stake included); an event not listed loses."}
+
+
+@extend_schema_field({"type": "object", "additionalProperties": PAYTABLE_SCHEMA,
+                      "description": "Side bet type → its paytable; empty for none."})
+class SideBetsField(serializers.JSONField):
+    """A game's side bets, checked by the model's validator (games.validators.validate_side_bets)."""
+
+
 class GameSerializer(serializers.ModelSerializer):
     rtp_policy = rtp_policy_field(read_only=True)
+    side_bets = SideBetsField(read_only=True)
 
     class Meta:
         model = GameInstance
@@ -87,7 +99,7 @@ def _check_bet_limits(min_bet, max_bet) -> None:
         raise serializers.ValidationError({"max_bet": ["The maximum bet must be at least the minimum bet."]})
 
 
-PAYOUT_FIELDS = ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier")
+PAYOUT_FIELDS = ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier", "side_bets")
 
 
 def _check_rtp_policy(attrs, current) -> None:
@@ -103,7 +115,8 @@ def _check_rtp_policy(attrs, current) -> None:
         value["rtp_policy"], decks=value["decks"], field="rtp_policy" if only_policy else None,
         multipliers=Multipliers(value["player_multiplier"], value["banker_multiplier"], value["tie_multiplier"]),
         ceiling=current is None or any(attrs[name] != getattr(current, name) for name in PAYOUT_FIELDS
-                                       if name in attrs))
+                                       if name in attrs),
+        side_bets=value["side_bets"])
     if errors:
         raise serializers.ValidationError(errors)
 
@@ -113,6 +126,7 @@ class GameCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
 
     client_seed = client_seed_field(required=False, write_only=True)
     rtp_policy = rtp_policy_field(required=False)
+    side_bets = SideBetsField(required=False, validators=[validate_side_bets])
     reason = reason_field(required=False, write_only=True,
                           help_text="Why; recorded in the audit trail. Required when the new game needs a second "
                                     "person (an active game, under APPROVAL_ACTIONS' game.create).")
@@ -134,6 +148,7 @@ class GameUpdateSerializer(StrictInputMixin, serializers.ModelSerializer):
 
     reason = reason_field(write_only=True)
     rtp_policy = rtp_policy_field(required=False)
+    side_bets = SideBetsField(required=False, validators=[validate_side_bets])
 
     class Meta:
         model = GameInstance
@@ -237,6 +252,8 @@ class SeedRotationPendingSerializer(serializers.Serializer):
 
 class BetSerializer(serializers.ModelSerializer):
     round = serializers.IntegerField(source="round_id", read_only=True)
+    paytable = serializers.DictField(child=serializers.CharField(), allow_null=True, read_only=True,
+                                     help_text="A side bet's paytable when it was accepted; null for a main bet.")
     game = serializers.SlugField(source="round.game.slug", read_only=True)
     account = serializers.CharField(source="account.external_id", read_only=True)
     client = serializers.CharField(source="client.username", read_only=True,
@@ -244,7 +261,7 @@ class BetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Bet
-        fields = ["id", "round", "game", "account", "bet_type", "stake", "multiplier", "status", "payout",
+        fields = ["id", "round", "game", "account", "bet_type", "stake", "multiplier", "paytable", "status", "payout",
                   "idempotency_key", "client", "placed_at", "settled_at", "hold_reason", "held_at"]
         read_only_fields = fields
 

@@ -3,7 +3,9 @@
 from .bet_odds import EventCounts, bet_odds, bet_odds_report, bet_rtp, deal_counts, event_counts_of_shoe, shoe_faces
 from .bets import (
     BET_TYPES,
+    MAIN_BET_TYPES,
     REGISTRY,
+    SIDE_BET_TYPES,
     BetKind,
     Deal,
     bet_kind,
@@ -25,14 +27,19 @@ from .payout import (
 )
 from .paytables import (
     PaytableError,
+    bet_paytable,
+    bet_settlement,
     default_paytables,
     expected_return,
+    headline_multiplier,
     main_paytables,
     make_paytable,
     paytable_as_json,
     paytable_problems,
     paytable_return,
     settlement_of,
+    side_bets_as_json,
+    side_bets_problems,
 )
 from .pf1 import (
     Dealer,
@@ -50,8 +57,9 @@ from .pf1 import (
 from .rules import Outcome, RoundResult, dealt_hands, play, result_from_labels, third_card_reasons, winner
 
 __all__ = [
-    "BET_TYPES", "REGISTRY", "BetKind", "Deal", "EventCounts", "PaytableError", "bet_kind", "bet_odds",
-    "bet_type_problem",
+    "BET_TYPES", "MAIN_BET_TYPES", "REGISTRY", "SIDE_BET_TYPES", "bet_paytable", "bet_settlement",
+    "headline_multiplier", "side_bets_as_json", "side_bets_problems", "BetKind", "Deal", "EventCounts",
+    "PaytableError", "bet_kind", "bet_odds", "bet_type_problem",
     "bet_odds_report", "bet_rtp", "deal_counts", "default_paytables", "event_counts_of_shoe", "event_of",
     "events_of", "expected_return", "main_paytables", "make_paytable", "observe", "paytable_as_json",
     "paytable_problems", "paytable_return", "round_events", "settlement_of", "shoe_faces",

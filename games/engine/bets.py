@@ -176,6 +176,10 @@ REGISTRY = {kind.name: kind for kind in (
             "The Banker wins, paid even money, half on a final score of 6; a tie pushes."),
 )}
 BET_TYPES = tuple(REGISTRY)
+# The three main bets are priced by one multiplier each, a game's columns; every other bet type is a
+# side bet, which a game offers by configuring its paytable.
+MAIN_BET_TYPES = ("PLAYER", "BANKER", "TIE")
+SIDE_BET_TYPES = tuple(name for name in REGISTRY if name not in MAIN_BET_TYPES)
 
 
 def bet_kind(name: str) -> BetKind:

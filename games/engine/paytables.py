@@ -9,9 +9,10 @@ The three main bets' paytables are the game's three multipliers with the tie pus
 
 from decimal import ROUND_DOWN, Decimal
 from fractions import Fraction
+from functools import lru_cache
 from types import MappingProxyType
 
-from .bets import REGISTRY, BetKind, bet_kind
+from .bets import REGISTRY, SIDE_BET_TYPES, BetKind, bet_kind
 from .payout import LOSE, MINOR_UNIT, PUSH, WIN, Multipliers, multiplier_problem
 
 ONE = Decimal(1)
@@ -93,6 +94,61 @@ def settlement_of(kind: BetKind | str, paytable, event: str) -> tuple:
     if multiplier is None:
         return LOSE, ZERO
     return WIN, Decimal(multiplier)
+
+
+def side_bets_problems(side_bets) -> dict:
+    """Why ``side_bets`` ({side bet type: paytable}) cannot be a game's side bets: {"TYPE" or
+    "TYPE.EVENT": reason}; empty when it can (an empty mapping offers none)."""
+    if not isinstance(side_bets, dict):
+        return {"side_bets": "must map side bet types to paytables"}
+    problems = {}
+    for name, paytable in side_bets.items():
+        if name not in SIDE_BET_TYPES:
+            problems[str(name)] = f"is not a side bet (the side bets: {', '.join(SIDE_BET_TYPES)})"
+            continue
+        for event, problem in paytable_problems(REGISTRY[name], paytable).items():
+            problems[name if event == "paytable" else f"{name}.{event}"] = problem
+    return problems
+
+
+def side_bets_as_json(side_bets) -> dict:
+    """Side bets checked (PaytableError names the first problem) and normalised for storage: in the
+    registry's order, every paytable by ``make_paytable`` as decimal text."""
+    problems = side_bets_problems(side_bets)
+    if problems:
+        field, message = next(iter(problems.items()))
+        raise PaytableError(field, message)
+    return {name: paytable_as_json(make_paytable(name, side_bets[name])) for name in SIDE_BET_TYPES
+            if name in side_bets}
+
+
+def headline_multiplier(paytable) -> Decimal:
+    """A paytable's highest multiplier: what a side bet pays at most, kept as the bet's multiplier."""
+    return max(Decimal(multiplier) for multiplier in paytable.values())
+
+
+@lru_cache(maxsize=4096)
+def _bet_paytable(bet_type: str, multiplier: Decimal, paytable_items: tuple | None) -> MappingProxyType:
+    kind = bet_kind(bet_type)
+    if paytable_items is not None:
+        return MappingProxyType({event: Decimal(value) for event, value in paytable_items})
+    return MappingProxyType({event: ONE if event in kind.push_events else Decimal(multiplier)
+                             for event in kind.default_paytable})
+
+
+def bet_paytable(bet_type: str, multiplier: Decimal, paytable=None) -> MappingProxyType:
+    """The paytable a bet settles on: a side bet's own, kept with it when it was accepted; a main
+    bet's is its bet type's default paytable with the paying events at the bet's own multiplier."""
+    return _bet_paytable(bet_type, multiplier, None if paytable is None else tuple(paytable.items()))
+
+
+def bet_settlement(bet_type: str, stake: Decimal, multiplier: Decimal, paytable, event: str,
+                   minor_unit: Decimal = MINOR_UNIT) -> tuple:
+    """(WIN, PUSH or LOSE, the amount returned) for one bet on a round whose event for its type is
+    ``event``: every bet type's settlement, main or side, by its paytable (``bet_paytable``)."""
+    table = bet_paytable(bet_type, multiplier, paytable)
+    settled, _multiplier = settlement_of(bet_type, table, event)
+    return settled, paytable_return(bet_type, table, event, stake, minor_unit)
 
 
 def paytable_return(kind: BetKind | str, paytable, event: str, stake: Decimal,
