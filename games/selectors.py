@@ -23,7 +23,16 @@ from core.errors import Conflict
 from dbutils import partitions
 from dbutils.rows import row_loader
 from games.choices import GameStatus, RoundStatus
-from games.engine import odds_report, verify_round
+from games.engine import (
+    REGISTRY,
+    RoundResult,
+    bet_odds_report,
+    main_paytables,
+    odds_report,
+    result_from_labels,
+    round_events,
+    verify_round,
+)
 from games.models import UNPAID_BET_STATUSES, Bet, GameInstance, Round, SeedPair
 from games.rtp import LIMIT_NAMES
 from wallet.models import Account, LedgerEntry
@@ -48,7 +57,9 @@ def game_odds(*, game: GameInstance) -> dict:
     policy = game.rtp_policy
     limits = None if policy is None else {"name": policy.name, **{
         name: None if getattr(policy, name) is None else str(getattr(policy, name)) for name in LIMIT_NAMES}}
-    return {**odds_report(game.decks, game.multipliers), "policy": limits}
+    every = bet_odds_report(game.decks, {**main_paytables(game.multipliers), **game.side_bets})
+    bets = {name: report for name, report in every["bets"].items() if game.offers(name)}
+    return {**odds_report(game.decks, game.multipliers), "deals": every["deals"], "bets": bets, "policy": limits}
 
 
 # --- Seed pairs ---------------------------------------------------------------------------------
@@ -275,6 +286,19 @@ def round_verification(*, round_: Round) -> dict:
         "stored": stored,
         "recomputed": recomputed,
     }
+
+
+def deal_bet_events(result: RoundResult) -> list[dict]:
+    """Every registered bet type's event on a dealt round, in the registry's order, for a page's
+    table: the bet type's label and the event as people read it ("WIN_BY_5": "Win by 5")."""
+    return [{"bet_type": name, "label": REGISTRY[name].label, "event": event,
+             "event_label": event.replace("_", " ").capitalize()}
+            for name, event in round_events(result).items()]
+
+
+def round_bet_events(*, round_: Round) -> list[dict]:
+    """``deal_bet_events`` of a round as stored (its cards' labels)."""
+    return deal_bet_events(result_from_labels(round_.cards, round_.player_cards, round_.banker_cards))
 
 
 # --- Bets ---------------------------------------------------------------------------------------

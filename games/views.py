@@ -54,6 +54,7 @@ def _verified(data: dict, using: str) -> dict:
         "player_hand": [_card(label) for label in dealt["player"]["cards"]],
         "banker_hand": [_card(label) for label in dealt["banker"]["cards"]],
         "reasons": third_card_reasons(result),
+        "bet_events": selectors.deal_bet_events(result),
         "known_pair": selectors.seed_pair_revealed_by_hash(server_seed_hash=seed_hash, using=using),
         "inputs": data,
         "command": offline_command(server_seed=data["server_seed"], client_seed=data["client_seed"],

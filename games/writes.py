@@ -113,6 +113,7 @@ def _codes_literal(codes: tuple) -> str:
 _BET_COLUMNS = [field.attname for field in Bet._meta.concrete_fields]
 _BET_RELATIONS = [Bet._meta.get_field(name) for name in ("round", "account", "client")]
 _ROUND_GAME = Round._meta.get_field("game")
+_PAYTABLE = Bet._meta.get_field("paytable")
 
 
 def checks_in_statement() -> bool:
@@ -161,7 +162,8 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
     account = Account.from_db(using, ["id", "external_id", "currency", "balance"],
                               [account_id, account_external_id, currency, balance])
     values = {"id": bet_id, "round_id": round_id, "account_id": account_id, "client_id": client.pk,
-              "bet_type": bet_type, "stake": stake, "multiplier": multiplier, "paytable": paytable,
+              "bet_type": bet_type, "stake": stake, "multiplier": multiplier,
+              "paytable": _PAYTABLE.from_db_value(paytable, None, connections[using]),  # JSON text, as Django reads it
               "idempotency_key": idempotency_key,
               "status": BetStatus.PENDING, "payout": None, "placed_at": placed_at, "settled_at": None,
               "hold_reason": "", "held_at": None}

@@ -283,6 +283,8 @@ class RoundAdmin(ReadOnlyAdmin):
             "original": round_,
             "verification": verification,
             "comparison": comparison,
+            # Each bet type's event on the deal, once the stored deal is the one its seeds give.
+            "bet_events": selectors.round_bet_events(round_=round_) if verification["verified"] else None,
             "media": self.media,
         }
         return TemplateResponse(request, "admin/games/round/verification.html", context)

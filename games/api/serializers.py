@@ -172,12 +172,32 @@ class OddsProbabilitiesSerializer(serializers.Serializer):
     tie = serializers.FloatField()
 
 
+# Built with type(): one of its fields is called "return", a Python keyword.
+EventOddsSerializer = type("EventOddsSerializer", (serializers.Serializer,), {
+    "event": serializers.CharField(),
+    "settlement": serializers.ChoiceField(choices=["WIN", "PUSH", "LOSE"]),
+    "multiplier": serializers.CharField(help_text="Decimal text; 0 for a losing event."),
+    "combinations": serializers.IntegerField(help_text="Deals on which the event happens, out of `deals`."),
+    "probability": serializers.FloatField(),
+    "return": serializers.FloatField(help_text="probability × multiplier"),
+})
+
+
+class BetOddsSerializer(serializers.Serializer):
+    events = EventOddsSerializer(many=True)
+    rtp = serializers.FloatField()
+    house_edge = serializers.FloatField()
+
+
 class OddsSerializer(serializers.Serializer):
     """Exact odds of a shoe and the return to player of each bet (the shape of ``manage.py odds --json``)."""
 
     decks = serializers.IntegerField()
     probabilities = OddsProbabilitiesSerializer()
     rtp = OddsProbabilitiesSerializer(help_text="Expected return per unit staked, by bet type.")
+    deals = serializers.IntegerField(help_text="Every ordered deal of six cards from the shoe: the combinations' sum.")
+    bets = serializers.DictField(child=BetOddsSerializer(), help_text="Every bet type the game offers, main and side, "
+                                 "under its paytable: each event's exact number of deals, probability and multiplier.")
     policy = serializers.DictField(
         allow_null=True, child=serializers.CharField(allow_null=True),
         help_text="The game's RTP policy: its name and limits in percent (min_player_rtp … max_rtp); null for none.")

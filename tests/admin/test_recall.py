@@ -4,6 +4,7 @@ entries, seeds and nonce) and the "Recompute by PF-1" button."""
 import re
 from datetime import timedelta
 from decimal import Decimal
+from html import unescape
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -14,6 +15,7 @@ from django.utils import timezone
 from backoffice.roles import Role
 from games import services as game_services
 from games.admin.cards import dealt_positions
+from games.engine import REGISTRY, play_round, round_events
 from games.models import Bet, Round
 from tests.admin.helpers import admin_url, snapshot
 from tests.conftest import make_user, verified_login
@@ -341,3 +343,30 @@ def test_recall_export_needs_the_view_permission(client, nobody, play):
     nobody.save()
     verified_login(client, nobody)
     assert client.get(RECALL_EXPORT, {"game": "main-table"}).status_code == 403
+
+
+def test_a_matching_round_shows_every_bet_types_event_on_its_deal(as_support, revealed_round):
+    pair = revealed_round.seed_pair
+    dealt = play_round(pair.server_seed, pair.client_seed, revealed_round.nonce, revealed_round.decks)
+
+    response = as_support.get(admin_url(revealed_round, "verify"))
+
+    content = response.content.decode()
+    assert "Every bet type on this deal" in content
+    table = re.search(r'<table[^>]*id="bet-events".*?</table>', content, re.S).group(0)
+    rows = re.findall(r'<tr data-bet-type="([A-Z_]+)"><th scope="row">(.*?)</th><td>(.*?)</td></tr>', table)
+    assert [(name, unescape(label)) for name, label, _event in rows] == [
+        (name, kind.label) for name, kind in REGISTRY.items()]
+    shown = {bet["bet_type"]: bet["event"] for bet in response.context["bet_events"]}
+    assert shown == dict(round_events(dealt))
+    assert [event for _name, _label, event in rows] == [
+        bet["event_label"] for bet in response.context["bet_events"]]
+
+
+def test_a_round_that_does_not_match_shows_no_bet_events(as_support, revealed_round):
+    Round.objects.filter(pk=revealed_round.pk).update(outcome="TIE" if revealed_round.outcome != "TIE" else "PLAYER")
+
+    response = as_support.get(admin_url(revealed_round, "verify"))
+
+    assert response.context["bet_events"] is None
+    assert "Every bet type on this deal" not in response.content.decode()

@@ -4,6 +4,7 @@ statement (settings.BET_IN_ONE_STATEMENT, games/writes.py) and the set-based wri
 requests on the same rounds and accounts give the same answers and write the same rows either way.
 """
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -31,6 +32,8 @@ SINGLES = [
     ("dealt", "rich", "TIE", "5.00", "s6"),  # the round takes no bets
     ("missing", "rich", "TIE", "5.00", "s7"),  # no such round
     ("open", "poor", "BANKER", "7.25", "s8"),
+    ("open", "rich", "DRAGON_BONUS_BANKER", "2.00", "s9"),  # a side bet the game offers
+    ("open", "rich", "PERFECT_PAIR", "2.00", "s10"),  # one it does not
 ]
 BULK = {
     0: {"account_external_id": "rich", "bet_type": "PLAYER", "stake": "3.00", "idempotency_key": "b1"},
@@ -39,9 +42,13 @@ BULK = {
     3: {"account_external_id": "rich", "bet_type": "PLAYER", "stake": "3.00", "idempotency_key": "b1"},
     4: {"account_external_id": "poor", "bet_type": "BANKER", "stake": "7.25", "idempotency_key": "s8"},
     5: {"account_external_id": "rich", "bet_type": "BANKER", "stake": "2.50", "idempotency_key": "b4"},
+    6: {"account_external_id": "rich", "bet_type": "PLAYER_PAIR", "stake": "1.50", "idempotency_key": "b5"},
+    7: {"account_external_id": "rich", "bet_type": "EITHER_PAIR", "stake": "1.50", "idempotency_key": "b6"},
 }
 EXPECTED_KINDS = ["bet", "conflict", "bet", "invalid", "invalid", "invalid", "invalid", "conflict", "missing",
-                  "bet", "bet", "bet", "invalid", "bet", "bet", "bet"]
+                  "bet", "bet", "invalid", "bet", "bet", "invalid", "bet", "bet", "bet", "bet", "invalid"]
+SIDE_BETS = {"DRAGON_BONUS_BANKER": {"NATURAL_WIN": "2", "WIN_BY_9": "31", "WIN_BY_4": "2"},
+             "PLAYER_PAIR": {"PAIR": "12"}}
 
 
 def _error(error) -> tuple:
@@ -54,7 +61,7 @@ def _error(error) -> tuple:
 
 def _bet(bet, created) -> tuple:
     return "bet", bet.idempotency_key, created, bet.round_id, bet.bet_type, bet.stake, bet.multiplier, \
-        bet.account.external_id, bet.account.balance
+        bet.paytable, bet.account.external_id, bet.account.balance
 
 
 def _single(round_id, account, bet_type, stake, key, client) -> tuple:
@@ -71,7 +78,8 @@ def _rows(since: dict) -> dict:
     key_of = {bet.pk: bet.idempotency_key for bet in bets}
     return {
         "bets": sorted((bet.idempotency_key, bet.round_id, bet.account.external_id, bet.bet_type, bet.stake,
-                        bet.multiplier, bet.status, bet.payout) for bet in bets),
+                        bet.multiplier, json.dumps(bet.paytable, sort_keys=True), bet.status, bet.payout)
+                       for bet in bets),
         "keys": sorted((key.idempotency_key, key_of.get(key.bet_id)) for key in BetKey.objects.filter(bet__in=bets)),
         "balances": dict(Account.objects.values_list("external_id", "balance")),
         "ledger": [(entry.account.external_id, key_of.get(entry.bet_id), entry.kind, entry.amount,
@@ -87,6 +95,9 @@ def _rows(since: dict) -> dict:
 
 @pytest.fixture
 def table(game, integration, funded_account):
+    game.side_bets = SIDE_BETS
+    game.full_clean()
+    game.save()
     funded_account("rich", "100.00")
     funded_account("poor", "15.00")
     funded_account("euro", "50.00", currency="EUR")
@@ -114,8 +125,14 @@ def test_both_paths_answer_and_write_the_same(db, settings, table, integration):
     shortcut, plain = run(True), run(False)
     answers, rows = shortcut
     assert [answer[0] for answer in answers] == EXPECTED_KINDS
-    assert rows["balances"]["rich"] == Decimal("100.00") - Decimal("10.00") - Decimal("3.00") - Decimal("2.50")
+    assert rows["balances"]["rich"] == (Decimal("100.00") - Decimal("10.00") - Decimal("2.00") - Decimal("3.00")
+                                        - Decimal("2.50") - Decimal("1.50"))
     assert rows["balances"]["poor"] == Decimal("15.00") - Decimal("7.25") - Decimal("1.00")
-    assert len(rows["bets"]) == len(rows["ledger"]) == len(rows["audit"]) == len(rows["keys"]) == 5
+    assert len(rows["bets"]) == len(rows["ledger"]) == len(rows["audit"]) == len(rows["keys"]) == 7
+    side = {bet[0]: bet for bet in rows["bets"] if bet[3] in SIDE_BETS}
+    assert side["s9"][5:7] == (Decimal("31"), json.dumps({"WIN_BY_4": "2", "WIN_BY_9": "31", "NATURAL_WIN": "2",
+                                                          "NATURAL_TIE": "1"}, sort_keys=True))  # its highest; all
+    assert [answer[-1] for answer in answers if answer[0] == "invalid"][-1] == {
+        "bet_type": ["This game does not offer the EITHER_PAIR bet."]}
     assert all(key == bet_key for key, bet_key in rows["keys"])
     assert plain == shortcut

@@ -34,6 +34,16 @@ def refused(queryset, **values) -> bool:
     {"currency": "usd"},
     {"currency": "US"},
     {"status": "paused"},
+    {"side_bets": []},
+    {"side_bets": {"PLAYER": {"PLAYER": "2"}}},                   # a main bet is no side bet
+    {"side_bets": {"PLAYER_PAIR": {"PAIR": "0.99"}}},             # pays less than the stake
+    {"side_bets": {"PLAYER_PAIR": {"PAIR": "1000.0001"}}},
+    {"side_bets": {"PLAYER_PAIR": {"PAIR": "12.00001"}}},         # five places
+    {"side_bets": {"PLAYER_PAIR": {"PAIR": 12}}},                 # a JSON number, not decimal text
+    {"side_bets": {"PLAYER_PAIR": {"PAIR": "1e2"}}},
+    {"side_bets": {"PLAYER_PAIR": {"PAIRS": "12"}}},              # no such event
+    {"side_bets": {"PLAYER_PAIR": ["12"]}},
+    {"side_bets": {"DRAGON_BONUS_PLAYER": {"NATURAL_TIE": "2"}}},  # a push returns the stake, no more
 ])
 def test_game_instance_constraints(game, values):
     assert refused(GameInstance.objects.filter(pk=game.pk), **values)
@@ -41,7 +51,9 @@ def test_game_instance_constraints(game, values):
 
 def test_valid_game_update_passes_the_constraints(game):
     assert not refused(GameInstance.objects.filter(pk=game.pk), player_multiplier=Decimal("1.0"),
-                       tie_multiplier=Decimal("1000"), decks=1, min_bet=Decimal("1000.00"))
+                       tie_multiplier=Decimal("1000"), decks=1, min_bet=Decimal("1000.00"),
+                       side_bets={"PLAYER_PAIR": {"PAIR": "1000"}, "PERFECT_PAIR": {"ONE_PERFECT_PAIR": "1.0001"},
+                                  "DRAGON_BONUS_PLAYER": {"NATURAL_TIE": "1.0", "WIN_BY_9": "31"}})
 
 
 def test_only_one_active_seed_pair_per_game(game):
@@ -88,6 +100,11 @@ def test_round_constraints(dealt_round, values):
     {"stake": Decimal("0")},
     {"multiplier": Decimal("0.5")},
     {"bet_type": "DRAGON"},
+    {"bet_type": "PLAYER_PAIR"},                        # a side bet without its paytable
+    {"paytable": {"PLAYER": "2"}},                      # a main bet with one
+    {"bet_type": "PLAYER_PAIR", "paytable": {"PLAYER": "2"}},  # not an event of the side bet
+    {"bet_type": "PLAYER_PAIR", "paytable": {"PAIR": "0.5"}},
+    {"bet_type": "DRAGON_BONUS_BANKER", "paytable": {"NATURAL_TIE": "1.5"}},
     {"status": "WON"},                                  # settled without a payout
     {"payout": Decimal("1.00")},                        # pending with a payout
     {"status": "LOST", "payout": Decimal("5.00")},      # lost pays nothing
@@ -157,3 +174,9 @@ def test_idempotency_keys_and_ledger_effects_are_append_only_in_the_database(dea
         else:
             rows.delete()
     assert rows.get().bet_id == Bet.objects.get().pk
+
+
+def test_a_side_bet_with_a_paytable_of_its_type_passes(dealt_round):
+    bet = Bet.objects.get()
+    assert not refused(Bet.objects.filter(pk=bet.pk), bet_type="DRAGON_BONUS_BANKER",
+                       paytable={"NATURAL_TIE": "1", "WIN_BY_9": "31"})

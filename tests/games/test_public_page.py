@@ -1,6 +1,8 @@
 """The public verification page: no log-in, rounds recomputed, commitments shown, secrets kept."""
 
 import json
+import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,29 @@ def test_a_revealed_pair_lists_its_rounds_each_a_link_that_verifies_it(client, g
         assert row["verify_url"].startswith("/?") and row["verify_url"].endswith("#result")
         verified = client.get(row["verify_url"].removesuffix("#result")).context["result"]
         assert verified["cards"] == round_.cards and verified["outcome"] == round_.outcome
+
+
+# Player A♠ A♦ 9♣ (1) against Banker 3♦ 3♥ (6): both hands pair, the Banker wins on six by 5.
+PAIRED_ROUND = {"server_seed": "0" * 64, "client_seed": "client", "nonce": 2193, "decks": 1}
+PAIRED_ROUND_EVENTS = [
+    ("Player", "Banker"), ("Banker", "Banker"), ("Tie", "Banker"), ("Player pair", "Pair"),
+    ("Banker pair", "Pair"), ("Either pair", "Two pairs"), ("Perfect pair", "No perfect pair"),
+    ("Dragon Bonus Player", "Loss"), ("Dragon Bonus Banker", "Win by 5"),
+    ("Banker, commission free", "Banker win on six"),
+]
+
+
+def bet_event_rows(html: str, table_id: str) -> list:
+    table = re.search(rf'<table[^>]*id="{table_id}".*?</table>', html, re.S).group(0)
+    return re.findall(r'<tr data-bet-type="[A-Z_]+"><th scope="row">(.*?)</th><td>(.*?)</td></tr>', table)
+
+
+def test_a_verified_round_shows_every_bet_types_event(client):
+    response = client.get("/", PAIRED_ROUND)
+
+    assert response.context["result"]["player"]["cards"] == ["AS", "AD", "9C"]
+    assert [(bet["bet_type"], bet["event"]) for bet in response.context["result"]["bet_events"]][-2:] == [
+        ("DRAGON_BONUS_BANKER", "WIN_BY_5"), ("BANKER_COMMISSION_FREE", "BANKER_WIN_ON_SIX")]
+    html = response.content.decode()
+    assert "Every bet type on this deal" in html
+    assert [(unescape(label), event) for label, event in bet_event_rows(html, "result-bets")] == PAIRED_ROUND_EVENTS

@@ -5,8 +5,9 @@
 
 (--client-seed-hex HEX instead of --client-seed gives the client seed as the hex of its UTF-8 bytes,
 as the public page does for a seed with invisible characters.)
-It prints the round (cards in dealt order, both hands, scores, natural, outcome) as JSON and, with
---hash, checks that the revealed server seed is the one whose hash was published before the round.
+It prints the round (cards in dealt order, both hands, scores, natural, outcome, then every side bet's
+event, "side_bets") as JSON and, with --hash, checks that the revealed server seed is the one whose
+hash was published before the round.
 
     python3 pf1_verify.py --audit-proof PROOF.json --public-key KEY
 
@@ -86,6 +87,44 @@ def play(server_seed, client_seed, nonce, decks):
         "banker": {"cards": banker, "score": b},
         "natural": natural,
         "outcome": "PLAYER" if p > b else "BANKER" if b > p else "TIE",
+    }
+
+
+# --- Side bets: each yields an event of the round, which a paytable pays or not ---
+
+PAIRS = ("NO_PAIR", "ONE_PAIR", "TWO_PAIRS")
+PERFECT_PAIRS = ("NO_PERFECT_PAIR", "ONE_PERFECT_PAIR", "TWO_PERFECT_PAIRS")
+COMMISSION_FREE = {"PLAYER": "PLAYER_WIN", "BANKER": "BANKER_WIN", "TIE": "TIE"}
+
+
+def side_bets(round_):
+    """Every side bet's event on a round as ``play`` gives it: the pairs look at each hand's first two
+    cards, the Dragon Bonus at whether a hand is a natural and by how much it won."""
+    player, banker = round_["player"], round_["banker"]
+
+    def paired(hand):  # 0: two ranks; 1: one rank; 2: one rank and suit, two identical cards
+        first, second = hand["cards"][:2]
+        return 2 if first == second else 1 if first[:-1] == second[:-1] else 0
+
+    def dragon_bonus(hand, other):
+        natural = sum(VALUES[c[:-1]] for c in hand["cards"][:2]) % 10 >= 8
+        margin = hand["score"] - other["score"]
+        if margin < 0:
+            return "LOSS"
+        if margin == 0:
+            return "NATURAL_TIE" if natural else "TIE"
+        return "NATURAL_WIN" if natural else f"WIN_BY_{margin}"
+
+    p, b = paired(player), paired(banker)
+    six = round_["outcome"] == "BANKER" and banker["score"] == 6
+    return {
+        "PLAYER_PAIR": "PAIR" if p else "NO_PAIR",
+        "BANKER_PAIR": "PAIR" if b else "NO_PAIR",
+        "EITHER_PAIR": PAIRS[(p > 0) + (b > 0)],
+        "PERFECT_PAIR": PERFECT_PAIRS[(p == 2) + (b == 2)],
+        "DRAGON_BONUS_PLAYER": dragon_bonus(player, banker),
+        "DRAGON_BONUS_BANKER": dragon_bonus(banker, player),
+        "BANKER_COMMISSION_FREE": "BANKER_WIN_ON_SIX" if six else COMMISSION_FREE[round_["outcome"]],
     }
 
 
@@ -275,7 +314,7 @@ def main(argv=None):
     if not 1 <= args.decks <= 8 or args.nonce < 0:
         parser.error("--decks must be 1 to 8 and --nonce at least 0")
     round_ = play(args.server_seed, args.client_seed, args.nonce, args.decks)
-    print(json.dumps(round_, ensure_ascii=False))
+    print(json.dumps({**round_, "side_bets": side_bets(round_)}, ensure_ascii=False))
     if args.hash is not None:
         matches = args.hash.lower() == round_["server_seed_hash"]
         print("hash matches: the server seed is the one committed to" if matches
