@@ -219,9 +219,14 @@ class GameInstance(models.Model):
         paytable = self.side_bets[bet_type]
         return headline_multiplier(paytable), paytable
 
-    def clean(self):
+    def clean_fields(self, exclude=None):
+        # Side bets are stored in one form (bets copy a paytable as it is), multipliers as decimal
+        # text: normalised before the field's own check, which would refuse a Decimal as not JSON.
         if not side_bets_problems(self.side_bets):
-            self.side_bets = side_bets_as_json(self.side_bets)  # stored in one form: bets copy it as it is
+            self.side_bets = side_bets_as_json(self.side_bets)
+        super().clean_fields(exclude)
+
+    def clean(self):
         if self.min_bet is not None and self.max_bet is not None and self.min_bet > self.max_bet:
             raise ValidationError({"max_bet": "The maximum bet must be at least the minimum bet."})
         self._limits_in_currency()

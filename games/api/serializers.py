@@ -14,7 +14,7 @@ from audit.validators import REASON_REQUIRED
 from backoffice.api.serializers import LengthFirstListField, StrictCharField, StrictInputMixin, reason_field
 from backoffice.converters import MAX_ID
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
-from games.engine import MAX_DECKS, MIN_DECKS, Multipliers
+from games.engine import MAX_DECKS, MIN_DECKS, Multipliers, side_bets_as_json, side_bets_problems
 from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
 from games.rtp import configuration_errors
 from games.validators import (
@@ -22,7 +22,6 @@ from games.validators import (
     IDEMPOTENCY_KEY_MAX_LENGTH,
     validate_client_seed_field,
     validate_idempotency_key,
-    validate_side_bets,
 )
 from wallet.api.serializers import money_field
 from wallet.validators import validate_stake
@@ -81,7 +80,15 @@ PAYTABLE_SCHEMA = {"type": "object", "additionalProperties": {"type": "string"},
 @extend_schema_field({"type": "object", "additionalProperties": PAYTABLE_SCHEMA,
                       "description": "Side bet type → its paytable; empty for none."})
 class SideBetsField(serializers.JSONField):
-    """A game's side bets, checked by the model's validator (games.validators.validate_side_bets)."""
+    """A game's side bets, checked by the engine's rule (the model's validator says the same) and
+    given on in the form the model stores: multipliers as decimal text, push events at 1."""
+
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        problems = side_bets_problems(data)
+        if problems:
+            raise serializers.ValidationError([f"{where}: {problem}." for where, problem in problems.items()])
+        return side_bets_as_json(data)
 
 
 class GameSerializer(serializers.ModelSerializer):
@@ -126,7 +133,7 @@ class GameCreateSerializer(StrictInputMixin, serializers.ModelSerializer):
 
     client_seed = client_seed_field(required=False, write_only=True)
     rtp_policy = rtp_policy_field(required=False)
-    side_bets = SideBetsField(required=False, validators=[validate_side_bets])
+    side_bets = SideBetsField(required=False)
     reason = reason_field(required=False, write_only=True,
                           help_text="Why; recorded in the audit trail. Required when the new game needs a second "
                                     "person (an active game, under APPROVAL_ACTIONS' game.create).")
@@ -148,7 +155,7 @@ class GameUpdateSerializer(StrictInputMixin, serializers.ModelSerializer):
 
     reason = reason_field(write_only=True)
     rtp_policy = rtp_policy_field(required=False)
-    side_bets = SideBetsField(required=False, validators=[validate_side_bets])
+    side_bets = SideBetsField(required=False)
 
     class Meta:
         model = GameInstance

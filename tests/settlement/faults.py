@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from games.engine import REGISTRY, SIDE_BET_TYPES
 from wallet.models import Account
 
 MESSAGE = "account frozen by the test"
@@ -50,7 +51,16 @@ class AccountFault:
 # The frozen account bets on every side, so that whatever the outcome one of its bets pays (and is
 # held); its losing bets need no credit and settle as usual.
 BETS = [("alice", "PLAYER", "10.00"), ("bob", "BANKER", "10.00"), ("carol", "PLAYER", "5.00"),
-        ("carol", "BANKER", "5.00"), ("carol", "TIE", "2.00"), ("alice", "TIE", "1.00"), ("bob", "PLAYER", "3.00")]
+        ("carol", "BANKER", "5.00"), ("carol", "TIE", "2.00"), ("alice", "TIE", "1.00"), ("bob", "PLAYER", "3.00"),
+        ("carol", "BANKER_COMMISSION_FREE", "4.00"), ("alice", "EITHER_PAIR", "1.50"),
+        ("carol", "DRAGON_BONUS_PLAYER", "2.50")]
+
+
+def offer_every_side_bet(game) -> None:
+    """The game takes every side bet, at its default paytable."""
+    game.side_bets = {name: REGISTRY[name].default_paytable for name in SIDE_BET_TYPES}
+    game.full_clean()
+    game.save()
 
 
 @pytest.fixture
@@ -63,6 +73,7 @@ def held_round(game, integration, funded_account, monkeypatch):
 
     monkeypatch.setattr(timezone, "now", Clock(datetime(2026, 3, 1, 9, 0, tzinfo=UTC)).now)
 
+    offer_every_side_bet(game)
     accounts = {name: funded_account(name, "100.00") for name in ("alice", "bob", "carol")}
     round_ = open_round_with_bets(game, integration, BETS)
     fault = AccountFault(monkeypatch, accounts["carol"].pk).install()

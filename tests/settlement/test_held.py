@@ -12,14 +12,15 @@ from alerts import checks
 from audit.models import AuditEvent
 from core.errors import Conflict
 from games.choices import BetStatus, RoundStatus
-from games.engine import bet_return
 from games.models import Bet, Round
 from settlement import aggregates, services
 from settlement.models import DailyBetTotals, SettlementBatch
 from settlement.selectors import settlement_queue
 from tests.aggregates_helpers import brute_force, stored
+from tests.games.engine.side_bet_oracle import EVENT_OF
 from tests.settlement.faults import BETS, MESSAGE, held_round  # noqa: F401
 from tests.settlement.test_services import assert_ledger_invariant, open_round_with_bets
+from tests.settlement.test_side_bets_end_to_end import expected_payout, oracle_round
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
 
@@ -35,8 +36,9 @@ def assert_aggregates_match_the_raw_rows():
     assert stored_bets == expected_bets
 
 
-def expected_return(bet: Bet, outcome: str) -> Decimal:
-    return bet_return(bet.bet_type, bet.stake, outcome, bet.multiplier)
+def expected_return(bet: Bet, _outcome: str) -> Decimal:
+    """By the tests' own oracle on the dealt cards, for main and side bets alike."""
+    return expected_payout(bet, EVENT_OF[bet.bet_type](oracle_round(bet.round)))
 
 
 def test_the_failing_bets_are_held_and_every_other_bet_is_paid(held_round):  # noqa: F811

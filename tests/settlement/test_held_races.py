@@ -9,7 +9,7 @@ from games.models import Bet, Round
 from settlement import services
 from tests.conftest import make_user
 from tests.races import conflict_codes, together
-from tests.settlement.faults import BETS, AccountFault
+from tests.settlement.faults import BETS, AccountFault, offer_every_side_bet
 from tests.settlement.test_services import assert_ledger_invariant, open_round_with_bets
 from wallet.choices import LedgerKind
 from wallet.models import LedgerEntry
@@ -19,6 +19,7 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True), pyt
 
 
 def test_two_operators_at_once_pay_a_held_bet_once(postgres, game, integration, funded_account, monkeypatch):
+    offer_every_side_bet(game)
     accounts = {name: funded_account(name, "100.00") for name in ("alice", "bob", "carol")}
     # The trigger refuses credits only, so the stakes go through; the deal's settlement (run when
     # the deal commits) then fails on carol's payouts and holds them.

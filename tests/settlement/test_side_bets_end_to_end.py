@@ -44,7 +44,7 @@ def oracle_round(round_: Round) -> dict:
             "banker": {"cards": round_.banker_cards, "score": round_.banker_score}, "outcome": round_.outcome}
 
 
-def expected_payout(bet: Bet, event: str) -> Decimal:
+def expected_payout(bet: Bet, event: str, unit: Decimal = CENT) -> Decimal:
     if event in PUSHES.get(bet.bet_type, ()):
         return bet.stake
     if bet.paytable is None:
@@ -53,7 +53,7 @@ def expected_payout(bet: Bet, event: str) -> Decimal:
         paying = {name: Decimal(value) for name, value in bet.paytable.items()}
     if event not in paying:
         return Decimal(0)
-    return (bet.stake * paying[event]).quantize(CENT, rounding=ROUND_DOWN)
+    return (bet.stake * paying[event]).quantize(unit, rounding=ROUND_DOWN)
 
 
 def test_every_side_bet_through_the_api_settled_by_real_workers(broker, workers, game, integration, operator,
