@@ -84,7 +84,8 @@ class SideBetsField(serializers.JSONField):
     given on in the form the model stores: multipliers as decimal text, push events at 1."""
 
     def to_internal_value(self, data):
-        data = super().to_internal_value(data)
+        # Not JSONField's own check, which dumps the data with the json module: the parser reads a
+        # number as an exact Decimal, which the module cannot dump, and which a multiplier may be.
         problems = side_bets_problems(data)
         if problems:
             raise serializers.ValidationError([f"{where}: {problem}." for where, problem in problems.items()])

@@ -218,8 +218,12 @@ class TestOdds:
         response = as_support.get(f"{API}/games/main-table/odds/")
         assert response.status_code == 200
         body = response.json()
-        assert body == {**odds_report(8, Multipliers()), "policy": None}
+        assert {name: value for name, value in body.items() if name not in ("bets", "deals")} == {
+            **odds_report(8, Multipliers()), "policy": None}
         assert body["decks"] == 8
+        # The main bets by the exact counts too: the same probabilities, and no side bet until offered.
+        assert set(body["bets"]) == {"PLAYER", "BANKER", "TIE"}
+        assert body["bets"]["BANKER"]["rtp"] == body["rtp"]["banker"]
         assert round(body["probabilities"]["banker"], 6) == 0.458597
         assert round(body["probabilities"]["player"], 6) == 0.446247
         assert round(body["probabilities"]["tie"], 6) == 0.095156
@@ -230,8 +234,11 @@ class TestOdds:
     def test_follow_the_current_configuration(self, as_operator, game):
         as_operator.patch(f"{API}/games/main-table/", {"decks": 1, "tie_multiplier": "8", "reason": "single deck"})
         body = as_operator.get(f"{API}/games/main-table/odds/").json()
-        assert body == {**odds_report(1, Multipliers(Decimal("2"), Decimal("1.95"), Decimal("8"))), "policy": None}
+        assert {name: value for name, value in body.items() if name not in ("bets", "deals")} == {
+            **odds_report(1, Multipliers(Decimal("2"), Decimal("1.95"), Decimal("8"))), "policy": None}
         assert body["decks"] == 1
+        assert body["deals"] == 52 * 51 * 50 * 49 * 48 * 47
+        assert body["bets"]["TIE"]["rtp"] == body["rtp"]["tie"]
 
     def test_unknown_game_is_404(self, as_support):
         assert as_support.get(f"{API}/games/nope/odds/").status_code == 404

@@ -1,0 +1,88 @@
+"""A game's side bets through the API: created and changed with their paytables, stored as decimal
+text, refused naming the field when malformed or above the RTP ceiling, and shown with their exact
+odds; a bet on a side bet the game does not offer is a 400 naming bet_type."""
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from games.engine import bet_odds, bet_rtp, make_paytable
+from games.models import Bet, GameInstance
+from tests.api.helpers import API, assert_names_field
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("games_created_at_once")]
+
+NEW_GAME = {"slug": "vip", "name": "VIP table", "min_bet": "5.00", "max_bet": "5000.00", "decks": 6}
+PAIRS = {"PLAYER_PAIR": {"PAIR": "12"}, "DRAGON_BONUS_BANKER": {"NATURAL_WIN": "2", "WIN_BY_9": "31"}}
+
+
+def test_a_game_is_created_with_side_bets_stored_as_decimal_text(as_operator):
+    response = as_operator.post(f"{API}/games/", {**NEW_GAME, "side_bets": PAIRS})
+    assert response.status_code == 201, response.content
+    stored = GameInstance.objects.get(slug="vip").side_bets
+    # The push of the Dragon Bonus is written out at 1: the paytable a bet carries says everything.
+    assert stored == {"PLAYER_PAIR": {"PAIR": "12"},
+                      "DRAGON_BONUS_BANKER": {"NATURAL_WIN": "2", "WIN_BY_9": "31", "NATURAL_TIE": "1"}}
+    assert response.json()["side_bets"] == stored
+
+
+def test_json_numbers_are_read_exactly_and_stored_as_text(as_operator):
+    raw = json.dumps(NEW_GAME)[:-1] + ', "side_bets": {"BANKER_PAIR": {"PAIR": 11.5000}}}'
+    response = as_operator.generic("POST", f"{API}/games/", raw, content_type="application/json")
+    assert response.status_code == 201, response.content
+    assert GameInstance.objects.get(slug="vip").side_bets == {"BANKER_PAIR": {"PAIR": "11.5000"}}
+
+
+@pytest.mark.parametrize("side_bets", [
+    [],
+    "PLAYER_PAIR",
+    {"PLAYER": {"PLAYER": "2"}},
+    {"PLAYER_PAIR": {"PAIR": "0.99"}},
+    {"PLAYER_PAIR": {"PAIR": "12.00001"}},
+    {"PLAYER_PAIR": {"PAIR": "1000.0001"}},
+    {"PLAYER_PAIR": {"PAIR": "twelve"}},
+    {"PLAYER_PAIR": {"PAIR": None}},
+    {"PLAYER_PAIR": {"PAIR": True}},
+    {"PLAYER_PAIR": {"PAIRS": "12"}},
+    {"PLAYER_PAIR": ["12"]},
+    {"PLAYER_PAIR": {}},
+    {"DRAGON_BONUS_PLAYER": {"NATURAL_TIE": "2", "WIN_BY_9": "31"}},
+    {"PLAYER_PAIR\u0000": {"PAIR": "12"}},
+    {"PERFECT_PAIR": {"ONE_PERFECT_PAIR": "500"}},  # far above the ceiling of every game
+])
+def test_bad_side_bets_are_refused_naming_the_field(as_operator, game, unchanged, side_bets):
+    with unchanged():
+        response = as_operator.patch(f"{API}/games/{game.slug}/", {"side_bets": side_bets, "reason": "paytable"})
+    assert_names_field(response, 400, "side_bets")
+
+
+def test_a_change_of_side_bets_is_audited_and_the_odds_follow(as_operator, game):
+    response = as_operator.patch(f"{API}/games/{game.slug}/", {"side_bets": PAIRS, "reason": "add pairs"})
+    assert response.status_code == 200, response.content
+    odds = as_operator.get(f"{API}/games/{game.slug}/odds/").json()
+    assert set(odds["bets"]) == {"PLAYER", "BANKER", "TIE", "PLAYER_PAIR", "DRAGON_BONUS_BANKER"}
+    pair = odds["bets"]["PLAYER_PAIR"]
+    counts = bet_odds(game.decks)["PLAYER_PAIR"]
+    assert [event["combinations"] for event in pair["events"]] == [counts.counts["PAIR"], counts.counts["NO_PAIR"]]
+    assert sum(event["combinations"] for event in pair["events"]) == odds["deals"]
+    assert pair["rtp"] == float(bet_rtp(counts, make_paytable("PLAYER_PAIR", {"PAIR": "12"})))
+
+
+def test_a_bet_on_a_side_bet_the_game_does_not_offer_is_refused(as_integration, open_round, player, unchanged):
+    for bet_type in ("PLAYER_PAIR", "BANKER_COMMISSION_FREE"):
+        with unchanged():
+            response = as_integration.post(f"{API}/rounds/{open_round.pk}/bets/", {
+                "account": "player-1", "bet_type": bet_type, "stake": "5.00", "idempotency_key": bet_type})
+        assert_names_field(response, 400, "bet_type")
+    assert not Bet.objects.exists()
+
+
+def test_a_side_bet_answers_with_its_paytable(as_operator, as_integration, game, open_round, player):
+    as_operator.patch(f"{API}/games/{game.slug}/", {"side_bets": PAIRS, "reason": "add pairs"})
+    response = as_integration.post(f"{API}/rounds/{open_round.pk}/bets/", {
+        "account": "player-1", "bet_type": "DRAGON_BONUS_BANKER", "stake": "5.00", "idempotency_key": "d1"})
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["paytable"] == {"NATURAL_WIN": "2", "WIN_BY_9": "31", "NATURAL_TIE": "1"}
+    assert Decimal(body["multiplier"]) == 31
