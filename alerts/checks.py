@@ -26,7 +26,7 @@ from audit.verification import check_log
 from core.currencies import amount_text
 from dbutils import replicas as db_replicas
 from games.choices import BetStatus, RoundStatus
-from games.engine import exact_odds
+from games.engine import bet_odds, bet_paytable, exact_odds, settlement_of
 from games.engine.stats import chi_square_test_expected
 from games.models import Bet, Round
 from settlement.models import DailyRoundTotals
@@ -197,33 +197,37 @@ def outcome_tests() -> list:
     return found
 
 
-def _return_variance(decks: int, bet_type: str, multiplier: Decimal) -> tuple[Fraction, Fraction]:
-    """(mean, variance) of what one unit staked returns: the multiplier on a win, 1 on a push, else 0."""
-    odds = exact_odds(decks)
-    win = {"PLAYER": odds.player, "BANKER": odds.banker, "TIE": odds.tie}[bet_type]
-    push = odds.tie if bet_type != "TIE" else Fraction(0)
-    m = Fraction(multiplier)
-    mean = win * m + push
-    return mean, win * m * m + push - mean * mean
+def _return_variance(decks: int, bet_type: str, multiplier: Decimal, paytable=None) -> tuple[Fraction, Fraction]:
+    """(mean, variance) of what one unit staked returns, for any bet type: its event's multiplier in
+    the paytable it settles on (``bet_paytable``: a side bet's own, a main bet's from its multiplier),
+    weighed by the exact probabilities of its events on the shoe."""
+    table = bet_paytable(bet_type, multiplier, paytable)
+    mean = second = Fraction(0)
+    for event, probability in bet_odds(decks)[bet_type].probabilities().items():
+        returned = Fraction(settlement_of(bet_type, table, event)[1])
+        mean += probability * returned
+        second += probability * returned * returned
+    return mean, second - mean * mean
 
 
 def rtp_bands() -> list:
     """Per game, bet type and day: the amount paid out against the theoretical return of the same bets.
 
-    The paid-out total is a sum of independent bets, each returning stake × (multiplier, 1 or 0); by
-    the central limit theorem it is close to normal with mean Σ stake·RTP and variance Σ stake²·σ²,
-    σ² the variance of one unit's return at the bet's multiplier and shoe (exact). The band is
+    The paid-out total is a sum of independent bets, each returning stake × its event's multiplier
+    (1 on a push, 0 on a loss); by the central limit theorem it is close to normal with mean
+    Σ stake·RTP and variance Σ stake²·σ², σ² the variance of one unit's return on the bet's own terms
+    (a main bet's multiplier, a side bet's paytable) and shoe (exact). The band is
     ALERT_RTP_BAND_SIGMAS standard deviations either side (4: a false alarm once in ~16,000
     game-bet-type-days), and only from ALERT_RTP_MIN_BETS bets (the tie's 9:1 return is skewed).
     """
     start, end = _recent_days()
     rows = (Bet.objects.filter(status__in=SETTLED, settled_at__date__range=(start, end))
-            .values("round__game__slug", "bet_type", "round__decks", "multiplier", "settled_at__date")
+            .values("round__game__slug", "bet_type", "round__decks", "multiplier", "paytable", "settled_at__date")
             .annotate(bets=Count("id"), handle=Sum("stake"), paid=Sum("payout"), squares=Sum(F("stake") * F("stake"))))
     groups = {}
     for row in rows:
         key = (row["round__game__slug"], str(row["settled_at__date"]), row["bet_type"])
-        mean, variance = _return_variance(row["round__decks"], row["bet_type"], row["multiplier"])
+        mean, variance = _return_variance(row["round__decks"], row["bet_type"], row["multiplier"], row["paytable"])
         group = groups.setdefault(key, {"bets": 0, "handle": Fraction(0), "paid": Fraction(0), "expected": Fraction(0),
                                         "variance": Fraction(0)})
         group["bets"] += row["bets"]

@@ -3,10 +3,11 @@ from the raw rows by ``manage.py rebuild_aggregates``. The dashboard reads only 
 
 Three tables (settlement.models):
 
-- ``DailyBetTotals`` (day, game, bet type): bets, won / lost / pushed, handle and paid out in whole
-  minor units of the game's currency (cents of USD, yen, fils of KWD, satoshis of BTC at 8 places:
-  ``minor_units_per_unit``; the columns keep their first name, ``_cents``), and the theoretical
-  return: Σ stake × the exact return to player of the bet's own multiplier on the round's shoe, in
+- ``DailyBetTotals`` (day, game, bet type: any registered one, side bets too): bets, won / lost /
+  pushed, handle and paid out in whole minor units of the game's currency (cents of USD, yen, fils
+  of KWD, satoshis of BTC at 8 places: ``minor_units_per_unit``; the columns keep their first name,
+  ``_cents``), and the theoretical return: Σ stake × the exact return to player of the bet's own
+  terms (a main bet's multiplier, a side bet's paytable) on the round's shoe, in
   10⁻⁸ of the currency whatever its places (a millionth of a cent), each bet's share rounded to it
   (so the sum is the same however the bets are grouped: per batch, per day, in one go). A game's
   rows are of its one currency (frozen once it took a bet): a report adds rows of one currency only.
@@ -24,12 +25,19 @@ never wait for each other's aggregate rows in opposite orders. A HELD bet (its w
 its round settled) counts nowhere until an operator settles it: ``record_resolved_bets`` adds it
 then, to its round's day, in that settlement's transaction.
 
-The exact return to player of a bet is linear in its multiplier m: RTP = P(win) · m + P(push),
-with P from the exact odds of the shoe. The two coefficients of every (decks, bet type) travel
-with the statement, so the database computes each bet's theoretical return from its own multiplier
-and its round's decks: the configuration in force when the bet was accepted.
+A bet's theoretical return is computed from its own terms and its round's decks: the configuration
+in force when the bet was accepted. A main bet (no paytable) returns linearly in its multiplier m:
+RTP = P(win) · m + P(push), with P from the exact odds of the shoe, and the two coefficients of
+every (decks, bet type) travel with the statement. A side bet settles on the paytable it carries
+(games.engine.bet_paytable): RTP = Σ P(event) · multiplier over its events, a push returning the
+stake. The exact counts of deals of every (decks, side bet type) travel with the statement too
+(``bet_odds``: ways of each paying event as JSON, of the pushes, out of all deals), so the database
+weighs each bet's paytable by them in exact numeric and rounds the bet's share with an integer
+division: exactly the Fraction ``expected_return_ucents`` gives. Every registered bet type has its
+row, so no bet drops out of the join.
 """
 
+import json
 from dataclasses import dataclass, field
 from decimal import Context, Decimal
 from fractions import Fraction
@@ -39,7 +47,18 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from core.currencies import ISO_4217, configured, minor_places
 from games.choices import BetStatus, Outcome, RoundStatus
-from games.engine import MAX_DECKS, MIN_DECKS, BetType, Multipliers, exact_odds, return_to_player
+from games.engine import (
+    MAIN_BET_TYPES,
+    MAX_DECKS,
+    MIN_DECKS,
+    SIDE_BET_TYPES,
+    Multipliers,
+    bet_odds,
+    bet_paytable,
+    bet_rtp,
+    exact_odds,
+    return_to_player,
+)
 from games.models import Bet, GameInstance, Round
 from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 
@@ -67,9 +86,22 @@ def rtp(decks: int, bet_type: str, multiplier: Decimal) -> Fraction:
     return a * Fraction(multiplier) + b
 
 
-def expected_return_ucents(stake: Decimal, decks: int, bet_type: str, multiplier: Decimal) -> int:
+@lru_cache(maxsize=4096)
+def _paytable_rtp(decks: int, bet_type: str, paytable_items: tuple) -> Fraction:
+    return bet_rtp(bet_odds(decks)[bet_type], bet_paytable(bet_type, Decimal(0), dict(paytable_items)))
+
+
+def bet_rtp_of(decks: int, bet_type: str, multiplier: Decimal, paytable=None) -> Fraction:
+    """The exact return to player of a bet on its own terms: a main bet's multiplier, a side bet's
+    paytable (as Bet.paytable holds it), on a shoe of ``decks``."""
+    if paytable is None:
+        return rtp(decks, bet_type, Decimal(multiplier))
+    return _paytable_rtp(decks, bet_type, tuple(sorted(paytable.items())))
+
+
+def expected_return_ucents(stake: Decimal, decks: int, bet_type: str, multiplier: Decimal, paytable=None) -> int:
     """One bet's theoretical return in millionths of a cent, rounded half up: what the SQL computes."""
-    value = Fraction(stake) * rtp(decks, bet_type, Decimal(multiplier)) * UCENTS_PER_UNIT
+    value = Fraction(stake) * bet_rtp_of(decks, bet_type, multiplier, paytable) * UCENTS_PER_UNIT
     return int(value + Fraction(1, 2)) if value >= 0 else -int(-value + Fraction(1, 2))
 
 
@@ -129,15 +161,53 @@ def _coefficient_value(value: Fraction) -> Decimal:
     return _COEFFICIENT_DIGITS.divide(Decimal(value.numerator), Decimal(value.denominator))
 
 
-def _coefficients_cte() -> tuple[str, list]:
-    """``rtp(decks, bet_type, win, push) AS (VALUES …)`` for every shoe and bet type."""
-    rows, params = [], []
+@cache
+def _side_bet_deals() -> tuple:
+    """(decks, side bet type, deals, deals that push, {paying-or-losing event: deals} as JSON) of
+    every shoe and side bet type: the exact counts a side bet's paytable is weighed by (computed
+    once per process, about two seconds)."""
+    rows = []
     for decks in range(MIN_DECKS, MAX_DECKS + 1):
-        for bet_type in BetType.ALL:
+        odds = bet_odds(decks)
+        for bet_type in SIDE_BET_TYPES:
+            counts = odds[bet_type]
+            pushes = counts.kind.push_events
+            ways = {event: n for event, n in counts.counts.items() if event not in pushes}
+            rows.append((decks, bet_type, counts.total, sum(counts.counts[event] for event in pushes),
+                         json.dumps(ways)))
+    return tuple(rows)
+
+
+def _odds_cte() -> tuple[str, list]:
+    """``shoe_odds(decks, bet_type, win, push, deals, push_ways, ways) AS (VALUES …)``: one row per
+    shoe and registered bet type. A main bet type's row has its coefficients (win, push); a side bet
+    type's, its exact counts of deals (the others NULL)."""
+    rows, params = [], []
+    row = f"(%s, %s, {'CAST(%s AS NUMERIC), ' * 4}CAST(%s AS JSONB))"
+    for decks in range(MIN_DECKS, MAX_DECKS + 1):
+        for bet_type in MAIN_BET_TYPES:
             a, b = rtp_coefficients(decks, bet_type)
-            rows.append("(%s, %s, %s, %s)")
-            params += [decks, bet_type, _coefficient_value(a), _coefficient_value(b)]
-    return f"rtp_coefficients(decks, bet_type, win, push) AS (VALUES {', '.join(rows)})", params
+            rows.append(row)
+            params += [decks, bet_type, _coefficient_value(a), _coefficient_value(b), None, None, None]
+    for decks, bet_type, deals, push_ways, ways in _side_bet_deals():
+        rows.append(row)
+        params += [decks, bet_type, None, None, deals, push_ways, ways]
+    return f"shoe_odds(decks, bet_type, win, push, deals, push_ways, ways) AS (VALUES {', '.join(rows)})", params
+
+
+def _expected_return_sql(stake: str, multiplier: str, paytable: str) -> str:
+    """One bet's theoretical return in µcents (on the shoe_odds row c), as ``expected_return_ucents``.
+
+    A main bet: its coefficients, rounded half up by ROUND. A side bet: stake × (the pushes' ways
+    + Σ ways × multiplier over its paytable's events) × 10^8 / deals, exact in numeric (c.ways has no
+    push: a push counts at 1 whether its paytable lists it or not, as settlement_of pays it), rounded
+    half up as ⌊(2x + deals) / (2 · deals)⌋ with div, an exact integer quotient."""
+    weighed = (f"COALESCE((SELECT SUM(CAST(c.ways ->> e.key AS NUMERIC) * CAST(e.value AS NUMERIC)) "
+               f"FROM jsonb_each_text({paytable}) e), 0)")
+    return (f"CAST(CASE WHEN {paytable} IS NULL "
+            f"THEN ROUND({stake} * (c.win * {multiplier} + c.push) * {UCENTS_PER_UNIT}) "
+            f"ELSE div(2 * {stake} * (c.push_ways + {weighed}) * {UCENTS_PER_UNIT} + c.deals, 2 * c.deals) "
+            f"END AS BIGINT)")
 
 
 def _ids_in(column: str, ids) -> tuple[str, list]:
@@ -176,7 +246,7 @@ def _bet_filter(round_ids, bet_ids) -> tuple[str, list]:
 
 def _bet_totals_select(round_ids, bet_ids=None) -> tuple[str, list, str, list]:
     """(WITH …, SELECT …) computing DailyBetTotals rows from the raw bets, in key order."""
-    cte, cte_params = _coefficients_cte()
+    cte, cte_params = _odds_cte()
     where, where_params = _bet_filter(round_ids, bet_ids)
     b = lambda name: f"b.{_column(Bet, name)}"  # noqa: E731
     r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
@@ -186,10 +256,10 @@ def _bet_totals_select(round_ids, bet_ids=None) -> tuple[str, list, str, list]:
         SELECT {_day(r('settled_at'))}, {r('game')}, {b('bet_type')}, COUNT(*),
                {count_of}, {count_of}, {count_of},
                SUM({_minor_units(b('stake'))}), SUM({_minor_units(b('payout'))}),
-               SUM(CAST(ROUND({b('stake')} * (c.win * {b('multiplier')} + c.push) * {UCENTS_PER_UNIT}) AS BIGINT))
+               SUM({_expected_return_sql(b('stake'), b('multiplier'), b('paytable'))})
         FROM {_table(Bet)} b
         JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = {b('round')}
-        JOIN rtp_coefficients c ON c.decks = {r('decks')} AND c.bet_type = {b('bet_type')}
+        JOIN shoe_odds c ON c.decks = {r('decks')} AND c.bet_type = {b('bet_type')}
         JOIN (SELECT g.{_column(GameInstance, 'id')} AS game_id, COALESCE(cu.per_unit, {CENTS_PER_UNIT}) AS per_unit
               FROM {_table(GameInstance)} g
               LEFT JOIN currency_units cu ON cu.currency = g.{_column(GameInstance, 'currency')}) u

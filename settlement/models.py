@@ -1,6 +1,7 @@
 from django.db import models
 from django.db.models import Q
 
+from games.validators import BET_TYPE_MAX_LENGTH
 from wallet.fields import money_field
 from wallet.models import Account
 
@@ -54,7 +55,7 @@ class DailyBetTotals(models.Model):
 
     day = models.DateField()
     game = models.ForeignKey("games.GameInstance", on_delete=models.PROTECT, related_name="+")
-    bet_type = models.CharField(max_length=8)
+    bet_type = models.CharField(max_length=BET_TYPE_MAX_LENGTH)  # any registered bet type, side bets too
     bets = models.BigIntegerField(default=0)
     won = models.BigIntegerField(default=0)
     lost = models.BigIntegerField(default=0)

@@ -15,7 +15,7 @@ from django.db.models import Max, Sum
 from audit.choices import AuditAction
 from audit.models import AuditEvent
 from backoffice.formatting import EMPTY, percent
-from games.engine import BetType, Outcome, exact_odds
+from games.engine import BET_TYPES, MAIN_BET_TYPES, REGISTRY, Outcome, exact_odds
 from games.engine.stats import chi_square_test_expected, natural_probability
 from games.models import GameInstance
 from settlement.aggregates import CENTS_PER_UNIT, UCENTS_PER_UNIT, minor_units_per_unit
@@ -41,6 +41,19 @@ def _money(minor_units: int, per_unit: int) -> Decimal:
 
 def _ratio(numerator, denominator):
     return None if not denominator else float(Fraction(int(numerator), int(denominator)))
+
+
+def bet_types_shown(played) -> list:
+    """The bet types a report lists: the main bets always, then every other bet type with play
+    (``played``), in the registry's order; one no longer registered, after them."""
+    played = set(played)
+    shown = [name for name in BET_TYPES if name in MAIN_BET_TYPES or name in played]
+    return shown + sorted(played - set(shown))
+
+
+def bet_type_label(name: str) -> str:
+    kind = REGISTRY.get(name)
+    return kind.label if kind is not None else name
 
 
 def percent_text(value, places: int = 2) -> str:
@@ -135,6 +148,10 @@ class BetTypeReturn(Returns):
     paid_out_cents: int
     expected_return_ucents: int
     per_unit: int = CENTS_PER_UNIT
+
+    @property
+    def label(self) -> str:
+        return bet_type_label(self.bet_type)
 
     @property
     def difference(self) -> float | None:
@@ -302,7 +319,7 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
     overall.active_accounts = accounts_overall
 
     bet_types = []
-    for bet_type in BetType.ALL:
+    for bet_type in bet_types_shown(row["bet_type"] for row in bet_rows):
         rows = [row for row in bet_rows if row["bet_type"] == bet_type]
         bet_types.append(BetTypeReturn(bet_type, *(sum(_int(row[name]) for row in rows) for name in _BET_SUMS),
                                        per_unit=per_unit))
@@ -360,11 +377,12 @@ def _series(start, end, in_period, changes, expected, observed, rounds, per_unit
     handle = [0] * len(days)
     paid = [0] * len(days)
     expected_return = [0] * len(days)
-    by_type = {t: {"handle": [0] * len(days), "paid": [0] * len(days), "expected": [0] * len(days)}
-               for t in BetType.ALL}
-    for row in (DailyBetTotals.objects.using(using).filter(**in_period).values("day", "bet_type")
+    rows = list(DailyBetTotals.objects.using(using).filter(**in_period).values("day", "bet_type")
                 .annotate(handle=Sum("handle_cents"), paid=Sum("paid_out_cents"),
-                          expected=Sum("expected_return_ucents"))):
+                          expected=Sum("expected_return_ucents")))
+    by_type = {t: {"handle": [0] * len(days), "paid": [0] * len(days), "expected": [0] * len(days)}
+               for t in bet_types_shown(row["bet_type"] for row in rows)}
+    for row in rows:
         n = index[row["day"]]
         handle[n] += _int(row["handle"])
         paid[n] += _int(row["paid"])
@@ -392,7 +410,7 @@ def _series(start, end, in_period, changes, expected, observed, rounds, per_unit
         "ggr": [(h - p) / per_unit for h, p in zip(handle, paid, strict=True)],
         "rtp": series_percent(paid, handle),
         "theoretical_rtp": series_percent(expected_return, handle, scale),
-        "rtp_by_type": {t: {"actual": series_percent(s["paid"], s["handle"]),
+        "rtp_by_type": {t: {"label": bet_type_label(t), "actual": series_percent(s["paid"], s["handle"]),
                             "theoretical": series_percent(s["expected"], s["handle"], scale)}
                         for t, s in by_type.items()},
         "rounds": rounds_per_day,

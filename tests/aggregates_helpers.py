@@ -139,7 +139,8 @@ def brute_force():
             row[3] += bet.status == "PUSH"
             row[4] += int(bet.stake * 100)
             row[5] += int(bet.payout * 100)
-            row[6] += aggregates.expected_return_ucents(bet.stake, round_.decks, bet.bet_type, bet.multiplier)
+            row[6] += aggregates.expected_return_ucents(bet.stake, round_.decks, bet.bet_type, bet.multiplier,
+                                                        bet.paytable)
             accounts.add((day, round_.game_id, bet.account_id))
     return ({key: tuple(value) for key, value in bets.items()},
             {key: tuple(value) for key, value in rounds.items()}, accounts)

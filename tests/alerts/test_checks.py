@@ -1,6 +1,9 @@
 """The alert checks, once per episode, with their notifications."""
 
+import math
 from datetime import timedelta
+from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 from django.core import mail
@@ -11,6 +14,7 @@ from alerts import checks, services
 from alerts.models import Alert
 from alerts.tasks import run_checks
 from audit.models import AuditEvent
+from games.engine import bet_odds, exact_odds
 from settlement.models import DailyRoundTotals
 from tests.alerts.conftest import LOST, WON
 
@@ -75,6 +79,57 @@ def test_actual_rtp_outside_the_band_its_handle_allows(settled_bets):
     [finding] = checks.rtp_bands()
     assert finding.key.endswith(":PLAYER") and finding.details["deviation_sigmas"] < -4
     assert "actual RTP 0.00%" in finding.message
+
+
+def test_a_main_bets_return_variance_is_its_win_push_or_loss():
+    for decks in (1, 6, 8):
+        odds = exact_odds(decks)
+        for bet_type, win, push in (("PLAYER", odds.player, odds.tie), ("BANKER", odds.banker, odds.tie),
+                                    ("TIE", odds.tie, Fraction(0))):
+            for multiplier in ("1.95", "2", "8.5", "1000"):
+                m = Fraction(Decimal(multiplier))
+                mean = win * m + push
+                assert checks._return_variance(decks, bet_type, Decimal(multiplier)) == (
+                    mean, win * m * m + push - mean * mean)
+
+
+DRAGON = {"NATURAL_WIN": "2", "WIN_BY_9": "31", "WIN_BY_8": "11", "WIN_BY_7": "7", "WIN_BY_6": "5",
+          "WIN_BY_5": "3", "WIN_BY_4": "2.5", "NATURAL_TIE": "1"}
+
+
+def _moments(decks: int, bet_type: str, returned: dict) -> tuple:
+    """(mean, variance) of one unit's return, each event returning ``returned`` of it (else 0)."""
+    counts = bet_odds(decks)[bet_type]
+    mean = sum(Fraction(n, counts.total) * returned.get(event, 0) for event, n in counts.counts.items())
+    second = sum(Fraction(n, counts.total) * returned.get(event, 0) ** 2 for event, n in counts.counts.items())
+    return mean, second - mean * mean
+
+
+@pytest.mark.parametrize("decks", [1, 8])
+def test_a_side_bets_return_variance_is_its_paytables(decks):
+    # A natural tie is a push whatever the paytable says: listed or not, it returns the stake.
+    returned = {event: Fraction(Decimal(value)) for event, value in DRAGON.items()}
+    for paytable in (DRAGON, {k: v for k, v in DRAGON.items() if k != "NATURAL_TIE"}):
+        assert checks._return_variance(decks, "DRAGON_BONUS_BANKER", Decimal("31"), paytable) == _moments(
+            decks, "DRAGON_BONUS_BANKER", returned)
+    assert checks._return_variance(decks, "PERFECT_PAIR", Decimal("26"), {"ONE_PERFECT_PAIR": "26"}) == _moments(
+        decks, "PERFECT_PAIR", {"ONE_PERFECT_PAIR": 26})
+
+
+def test_a_side_bets_band_weighs_each_bet_by_its_own_paytable(settled_bets):
+    twelve, eleven = {"PAIR": "12"}, {"PAIR": "11.5"}
+    settled_bets([(WON, "120.00")] * 30 + [(LOST, "0")] * 370, bet_type="PLAYER_PAIR", paytable=twelve)  # 90 %
+    assert checks.rtp_bands() == []
+    settled_bets([(LOST, "0")] * 600, bet_type="PLAYER_PAIR", paytable=eleven)
+    [finding] = checks.rtp_bands()
+    assert finding.key.endswith(":PLAYER_PAIR") and finding.details["bets"] == 1000
+    (mean_12, variance_12), (mean_11, variance_11) = (_moments(8, "PLAYER_PAIR", {"PAIR": Fraction(m)})
+                                                      for m in ("12", "23/2"))
+    expected = (4000 * mean_12 + 6000 * mean_11) / 10000
+    sigma = math.sqrt(400 * 100 * variance_12 + 600 * 100 * variance_11)
+    assert finding.details["expected_rtp"] == pytest.approx(float(expected), rel=1e-12)
+    assert finding.details["deviation_sigmas"] == pytest.approx((3600 - float(expected) * 10000) / sigma, rel=1e-9)
+    assert finding.details["deviation_sigmas"] < -4
 
 
 def test_too_few_bets_make_no_band(settled_bets):

@@ -1,8 +1,10 @@
 """The daily aggregates: kept by the settlement path exactly as a brute force over the raw rows
 gives them, rebuilt and checked by ``rebuild_aggregates``."""
 
+import json
+import math
 import random
-from datetime import UTC, date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from fractions import Fraction
 
@@ -13,7 +15,16 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from games import services as game_services
-from games.engine import BetType, Multipliers, exact_odds, return_to_player
+from games.engine import (
+    MAIN_BET_TYPES,
+    REGISTRY,
+    SIDE_BET_TYPES,
+    BetType,
+    Multipliers,
+    bet_odds,
+    exact_odds,
+    return_to_player,
+)
 from games.models import Bet, Round
 from settlement import aggregates
 from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
@@ -257,3 +268,191 @@ def test_held_bets_count_only_once_settled_on_their_rounds_day(world, clock, set
     assert_matches_brute_force()  # counted now, on their round's settlement day
     call_command("rebuild_aggregates", "--check")
     assert "differ" not in capsys.readouterr().out
+
+
+# --- Side bets: every bet type, on its own terms -------------------------------------------------
+
+SIDE_BETS = {
+    "PLAYER_PAIR": {"PAIR": "12"},
+    "BANKER_PAIR": {"PAIR": "11.5"},
+    "EITHER_PAIR": {"TWO_PAIRS": "26", "ONE_PAIR": "6"},
+    "PERFECT_PAIR": {"TWO_PERFECT_PAIRS": "201", "ONE_PERFECT_PAIR": "26"},
+    "DRAGON_BONUS_PLAYER": {"NATURAL_WIN": "2", "WIN_BY_9": "31", "WIN_BY_8": "11", "WIN_BY_7": "7",
+                            "WIN_BY_6": "5", "WIN_BY_5": "3", "WIN_BY_4": "2", "NATURAL_TIE": "1"},
+    "DRAGON_BONUS_BANKER": {"NATURAL_WIN": "2", "WIN_BY_9": "31", "WIN_BY_8": "11", "WIN_BY_7": "7",
+                            "WIN_BY_6": "5", "WIN_BY_5": "3", "WIN_BY_4": "2", "NATURAL_TIE": "1"},
+    "BANKER_COMMISSION_FREE": {"BANKER_WIN": "2", "BANKER_WIN_ON_SIX": "1.5", "TIE": "1"},
+}
+# The second day's paytables: bets of one side bet type on one day then carry two different ones.
+SIDE_BETS_LATER = {**SIDE_BETS, "PLAYER_PAIR": {"PAIR": "11.25"}, "EITHER_PAIR": {"TWO_PAIRS": "21", "ONE_PAIR": "6"},
+                   "DRAGON_BONUS_BANKER": {"NATURAL_WIN": "2", "WIN_BY_9": "26", "WIN_BY_8": "11", "WIN_BY_7": "7",
+                                           "WIN_BY_6": "5", "WIN_BY_5": "3", "WIN_BY_4": "2", "NATURAL_TIE": "1"}}
+# Written out here, not read from the registry: the events that return the stake whatever the
+# paytable, and a main bet's paying event at its multiplier.
+PUSHES = {"PLAYER": {"TIE"}, "BANKER": {"TIE"}, "DRAGON_BONUS_PLAYER": {"NATURAL_TIE"},
+          "DRAGON_BONUS_BANKER": {"NATURAL_TIE"}, "BANKER_COMMISSION_FREE": {"TIE"}}
+MAIN_PAYS_ON = {"PLAYER": "PLAYER", "BANKER": "BANKER", "TIE": "TIE"}
+
+
+def exact_ucents(stake, decks: int, bet_type: str, multiplier, paytable) -> int:
+    """A bet's theoretical return in 10^-8 of its currency, rounded half up, from the exact event
+    counts of its shoe and its own terms: worked out here, not by settlement.aggregates."""
+    counts = bet_odds(decks)[bet_type]
+    if paytable is None:
+        paying = {MAIN_PAYS_ON[bet_type]: Fraction(Decimal(multiplier))}
+    else:
+        paying = {event: Fraction(Decimal(value)) for event, value in paytable.items()}
+    weighed = sum(ways * (1 if event in PUSHES.get(bet_type, ()) else paying.get(event, 0))
+                  for event, ways in counts.counts.items())
+    value = Fraction(Decimal(stake)) * Fraction(weighed, counts.total) * 10**8
+    return math.floor(value + Fraction(1, 2))
+
+
+def test_the_expected_return_of_any_bet_in_sql_is_the_exact_one_rounded_half_up(db):
+    rng = random.Random(41)
+    cases = []
+    for bet_type in REGISTRY:
+        for decks in (1, 2, 6, 8):
+            for _ in range(6):
+                stake = Decimal(rng.randint(1, 10**7)).scaleb(-rng.choice([0, 2, 3, 8]))  # up to BTC's 8 places
+                if bet_type in MAIN_BET_TYPES:
+                    multiplier, paytable = Decimal(rng.choice(["1.95", "2", "8.5", "9.0001", "1000"])), None
+                else:
+                    events = [event for event in REGISTRY[bet_type].events if event not in PUSHES.get(bet_type, ())]
+                    paying = rng.sample(events, rng.randint(1, len(events)))
+                    paytable = {event: str(Decimal(rng.randint(10_000, 10_000_000)).scaleb(-4)) for event in paying}
+                    paytable.update({event: "1" for event in PUSHES.get(bet_type, ()) if rng.random() < 0.5})
+                    multiplier = max(Decimal(value) for value in paytable.values())
+                cases.append((stake, decks, bet_type, multiplier, paytable))
+    cte, cte_params = aggregates._odds_cte()
+    rows = ", ".join(["(%s, %s, CAST(%s AS NUMERIC), %s, CAST(%s AS NUMERIC), CAST(%s AS JSONB))"] * len(cases))
+    params = []
+    for number, (stake, decks, bet_type, multiplier, paytable) in enumerate(cases):
+        params += [number, decks, stake, bet_type, multiplier, None if paytable is None else json.dumps(paytable)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH {cte}, bets(n, decks, stake, bet_type, multiplier, paytable) AS (VALUES {rows}) "
+            f"SELECT b.n, {aggregates._expected_return_sql('b.stake', 'b.multiplier', 'b.paytable')} "
+            f"FROM bets b JOIN shoe_odds c ON c.decks = b.decks AND c.bet_type = b.bet_type ORDER BY b.n",
+            cte_params + params)
+        computed = [value for _n, value in cursor.fetchall()]
+    assert len(computed) == len(cases)
+    for value, (stake, decks, bet_type, multiplier, paytable) in zip(computed, cases, strict=True):
+        assert value == exact_ucents(stake, decks, bet_type, multiplier, paytable), (stake, decks, bet_type, paytable)
+        assert value == aggregates.expected_return_ucents(stake, decks, bet_type, multiplier, paytable)
+
+
+@pytest.fixture
+def side_world(game, operator, integration, funded_account, clock, settle):  # noqa: F811
+    single = game_services.game_create(actor=operator, slug="single-deck", name="Single deck", decks=1,
+                                       min_bet="0.50", max_bet="100.00", tie_multiplier="10.5")
+    games = [game, single]
+    for offering in games:
+        game_services.game_update(game_id=offering.pk, actor=operator, reason="side bets",
+                                  changes={"side_bets": SIDE_BETS})
+    accounts = [funded_account(f"player-{n}", "50000.00") for n in range(3)]
+    return {"games": games, "accounts": accounts, "operator": operator, "integration": integration}
+
+
+def play_side_bets(world, clock, settle, seed, days=2, rounds_per_day=8):  # noqa: F811
+    """Every bet type on every round, one bet alone (bet_place) and the rest in bulk (bets_place);
+    the rounds of a day dealt together (rounds_deal) and settled in batches; the side bets'
+    paytables changed on the second day."""
+    rng = random.Random(seed)
+    integration = world["integration"]
+    for day in range(days):
+        clock.set(datetime(2026, 3, 1 + day, rng.randint(8, 20), rng.randint(0, 59), tzinfo=UTC))
+        if day == 1:
+            game_services.game_update(game_id=world["games"][0].pk, actor=world["operator"], reason="promotion",
+                                      changes={"side_bets": SIDE_BETS_LATER})
+        round_ids = []
+        for number in range(rounds_per_day):
+            round_ = game_services.round_open(game_id=world["games"][number % 2].pk, actor=integration)
+            items = {}
+            for index, bet_type in enumerate(REGISTRY):
+                if rng.random() < 0.2:
+                    continue
+                items[index] = {"account_external_id": rng.choice(world["accounts"]).external_id,
+                                "bet_type": bet_type, "idempotency_key": f"{round_.pk}-{bet_type}",
+                                "stake": Decimal(rng.choice(["1.00", "2.50", "5.00", "1.99", "33.33", "7.77"]))}
+            alone = items.pop(min(items), None)
+            if alone is not None:
+                game_services.bet_place(round_id=round_.pk, client=integration, **alone)
+            outcomes = game_services.bets_place(round_id=round_.pk, items=items, client=integration)
+            assert all(outcome.error is None for outcome in outcomes.values())
+            round_ids.append(round_.pk)
+            clock.advance(seconds=rng.randint(1, 30))
+        game_services.rounds_deal(round_ids=round_ids, actor=integration)
+        clock.advance(seconds=rng.randint(1, 60))
+        settle(limit=rng.randint(2, 5))
+
+
+def independent_bet_totals() -> dict:
+    """DailyBetTotals worked out bet by bet in Python: {(day, game, bet type): (bets, won, lost,
+    pushed, handle, paid out, theoretical return in 10^-8 of a dollar)}."""
+    totals = {}
+    for bet in Bet.objects.filter(status__in=["WON", "LOST", "PUSH"]).select_related("round"):
+        key = (bet.round.settled_at.astimezone(UTC).date(), bet.round.game_id, bet.bet_type)
+        row = totals.setdefault(key, [0] * 7)
+        for n, value in enumerate((1, bet.status == "WON", bet.status == "LOST", bet.status == "PUSH",
+                                   int(bet.stake * 100), int(bet.payout * 100),
+                                   exact_ucents(bet.stake, bet.round.decks, bet.bet_type, bet.multiplier,
+                                                bet.paytable))):
+            row[n] += value
+    return {key: tuple(row) for key, row in totals.items()}
+
+
+def test_side_bets_count_in_the_aggregates_on_their_own_paytables(side_world, clock, settle, capsys):  # noqa: F811
+    play_side_bets(side_world, clock, settle, 12)
+    settle()
+    side = Bet.objects.filter(bet_type__in=SIDE_BET_TYPES)
+    assert set(side.values_list("status", flat=True)) <= {"WON", "LOST", "PUSH"}
+    assert {"WON", "LOST"} <= set(side.values_list("status", flat=True))
+    assert set(side.values_list("bet_type", flat=True)) == set(SIDE_BET_TYPES)
+    # One type, one day, one game: bets on two paytables.
+    assert side.filter(bet_type="PLAYER_PAIR", round__game=side_world["games"][0]).values(
+        "paytable").distinct().count() == 2
+    stored_bets = stored()[0]
+    assert {bet_type for _day, _game, bet_type in stored_bets} == set(REGISTRY)
+    assert stored_bets == independent_bet_totals()
+    assert_matches_brute_force()
+    call_command("rebuild_aggregates", "--check")
+    assert "differ" not in capsys.readouterr().out
+    before = stored()
+    call_command("rebuild_aggregates")
+    assert stored() == before
+
+
+def test_the_dashboard_lists_every_bet_type_with_play(side_world, clock, settle):  # noqa: F811
+    from settlement import reports
+    from tests.admin.conftest import client_for
+
+    play_side_bets(side_world, clock, settle, 13, days=1, rounds_per_day=6)
+    settle()
+    board = reports.dashboard(start=date(2026, 3, 1), end=date(2026, 3, 2), currency="USD")
+    assert [row.bet_type for row in board.bet_types] == list(REGISTRY)  # in the registry's order
+    totals = independent_bet_totals()
+    for row in board.bet_types:
+        mine = [value for key, value in totals.items() if key[2] == row.bet_type]
+        assert row.bets == sum(value[0] for value in mine) > 0
+        assert row.handle_cents == sum(value[4] for value in mine)
+        assert row.paid_out_cents == sum(value[5] for value in mine)
+        assert row.expected_return_ucents == sum(value[6] for value in mine)
+        assert row.theoretical_rtp == float(Fraction(row.expected_return_ucents, row.handle_cents * 10**6))
+    assert sum(row.bets for row in board.bet_types) == board.overall.bets
+    assert next(row for row in board.bet_types if row.bet_type == "PERFECT_PAIR").label == "Perfect pair"
+    assert set(board.series["rtp_by_type"]) == set(REGISTRY)
+    assert board.series["rtp_by_type"]["DRAGON_BONUS_BANKER"]["label"] == "Dragon Bonus Banker"
+    # One game alone, and a period with main bets only: the main bets are listed, no side bet.
+    alone = reports.dashboard(start=date(2026, 3, 1), end=date(2026, 3, 2), currency="USD",
+                              game=side_world["games"][1])
+    assert {row.bet_type for row in alone.bet_types} == set(REGISTRY)
+    empty = reports.dashboard(start=date(2026, 4, 1), end=date(2026, 4, 2), currency="USD")
+    assert [row.bet_type for row in empty.bet_types] == list(MAIN_BET_TYPES)
+    # The page itself.
+    response = client_for(side_world["operator"]).get("/admin/dashboard/", {"start": "2026-03-01",
+                                                                             "end": "2026-03-02"})
+    assert response.status_code == 200
+    content = response.content.decode()
+    for bet_type in REGISTRY:
+        assert f'data-bet-type="{bet_type}"><td>{REGISTRY[bet_type].label}</td>' in content

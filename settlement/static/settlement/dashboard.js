@@ -124,7 +124,7 @@
     ];
     Object.keys(data.rtp_by_type || {}).forEach(function (type) {
       var color = COLORS[type.toLowerCase()] || "#555";
-      var name = type.charAt(0) + type.slice(1).toLowerCase();
+      var name = data.rtp_by_type[type].label;
       rtpSets.push({ label: name + " actual", data: data.rtp_by_type[type].actual, borderColor: color,
                      backgroundColor: color, pointRadius: radius(1), hidden: true, spanGaps: true });
       rtpSets.push(Object.assign({ label: name + " theoretical", data: data.rtp_by_type[type].theoretical,
