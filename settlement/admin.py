@@ -37,14 +37,20 @@ class SettlementBatchAdmin(ReadOnlyAdmin):
               "paid_shown", "round_ids_shown", "error")
     readonly_fields = fields
 
-    # The batch's plain sums, whatever the currencies of its rounds (the dashboard reports by currency).
-    @admin.display(description="total staked", ordering="total_staked")
+    # Each currency's sums, never added together (a batch settles the rounds of any games).
+    @admin.display(description="total staked")
     def staked_shown(self, obj):
-        return formatting.money(obj.total_staked)
+        return self._by_currency(obj, "staked", obj.total_staked)
 
-    @admin.display(description="total paid out", ordering="total_paid")
+    @admin.display(description="total paid out")
     def paid_shown(self, obj):
-        return formatting.money(obj.total_paid)
+        return self._by_currency(obj, "paid", obj.total_paid)
+
+    @staticmethod
+    def _by_currency(obj, name: str, plain):
+        if not obj.totals:  # a batch settled before totals were kept by currency
+            return EMPTY if plain is None else formatting.money(plain)
+        return " · ".join(f"{sums[name]} {currency}" for currency, sums in obj.totals.items())
 
     @admin.display(description="took")
     def duration(self, obj):

@@ -21,8 +21,12 @@ class SettlementBatch(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     rounds = models.PositiveIntegerField(default=0)
     bets = models.PositiveIntegerField(default=0)
-    total_staked = money_field("total staked", default=0)
-    total_paid = money_field("total paid out", default=0)
+    # The sums of a batch in one currency; NULL for one whose rounds play in several (amounts of two
+    # currencies are never added): ``totals`` has each currency's.
+    total_staked = money_field("total staked", default=0, null=True, blank=True)
+    total_paid = money_field("total paid out", default=0, null=True, blank=True)
+    totals = models.JSONField(default=dict, blank=True,
+                              help_text='By currency: {"USD": {"bets": 12, "staked": "120.00", "paid": "98.50"}}.')
     round_ids = models.JSONField(default=list, blank=True)
     outcome = models.CharField(max_length=8, choices=BatchOutcome.choices)
     error = models.TextField(blank=True)

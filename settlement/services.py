@@ -92,8 +92,10 @@ def _counted(batch, result: SweepResult) -> None:
         result.settled_rounds += batch.rounds
         result.batches += 1
         one_round = {"round": batch.round_ids[0]} if batch.rounds == 1 else {}
-        logger.info("settled %s round(s), %s bet(s) in batch %s: staked %s, paid %s", batch.rounds, batch.bets,
-                    batch.pk, batch.total_staked, batch.total_paid, extra={"batch": batch.pk, **one_round})
+        logger.info("settled %s round(s), %s bet(s) in batch %s: %s", batch.rounds, batch.bets, batch.pk,
+                    "; ".join(f"{currency} staked {sums['staked']}, paid {sums['paid']}"
+                              for currency, sums in batch.totals.items()) or "no bets",
+                    extra={"batch": batch.pk, **one_round})
 
 
 def _failed(round_ids: list, error: Exception, worker: str, result: SweepResult) -> None:
@@ -141,6 +143,24 @@ class _Settled:
     staked: Decimal = Decimal(0)
     paid: Decimal = Decimal(0)
     held: dict = field(default_factory=dict)
+    by_currency: dict = field(default_factory=dict)  # {currency: [bets, staked, paid]}
+
+    def add(self, currency: str, stake: Decimal, returned: Decimal) -> None:
+        self.bets += 1
+        self.staked += stake
+        self.paid += returned
+        totals = self.by_currency.setdefault(currency, [0, Decimal(0), Decimal(0)])
+        totals[0] += 1
+        totals[1] += stake
+        totals[2] += returned
+
+    def batch_totals(self) -> dict:
+        """The batch's columns: each currency's totals, and the plain sums only for one currency."""
+        totals = {currency: {"bets": bets, "staked": amount_text(staked, currency), "paid": amount_text(paid, currency)}
+                  for currency, (bets, staked, paid) in sorted(self.by_currency.items())}
+        one = len(totals) <= 1
+        return {"totals": totals, "total_staked": self.staked if one else None,
+                "total_paid": self.paid if one else None}
 
 
 def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_by_one: bool,
@@ -159,7 +179,7 @@ def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_
     settled, payouts = [], []  # (bet id, status, payout); (account id, bet id, amount, balance after)
     dealt = _dealt_rounds(outcome_by_round)
     for bet_id, round_id, account_id, bet_type, stake, multiplier, paytable in bets:
-        events, unit = dealt[round_id]
+        events, unit, currency = dealt[round_id]
         settled_as, returned = bet_settlement(bet_type, stake, multiplier, paytable, events[bet_type], unit)
         bet = (bet_id, STATUS_BY_SETTLEMENT_KIND[settled_as], returned)
         payout = [(account_id, bet_id, returned, balances[account_id] + returned)] if returned else []
@@ -176,19 +196,18 @@ def _settle_bets(bets: list, outcome_by_round: dict, balances: dict, *, at, one_
             settled.append(bet)
             payouts += payout
         balances[account_id] += returned
-        result.bets += 1
-        result.staked += stake
-        result.paid += returned
+        result.add(currency, stake, returned)
     if not one_by_one:
         _write(settled, payouts, at=at, from_status=from_status)
     return result
 
 
 def _dealt_rounds(round_ids) -> dict:
-    """{round id: (every bet type's event on its cards, the minor unit of its game's currency)}."""
+    """{round id: (every bet type's event on its cards, the minor unit of its game's currency, that
+    currency)}."""
     rounds = Round.objects.filter(pk__in=list(round_ids)).values_list(
         "pk", "cards", "player_cards", "banker_cards", "game__currency")
-    return {round_id: (round_events(result_from_labels(cards, player, banker)), minor_unit(currency))
+    return {round_id: (round_events(result_from_labels(cards, player, banker)), minor_unit(currency), currency)
             for round_id, cards, player, banker, currency in rounds}
 
 
@@ -268,12 +287,13 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
         note += f" Held bets: {', '.join(map(str, settled.held))}."
     batch = SettlementBatch.objects.create(
         worker=worker, started_at=started, finished_at=timezone.now(), rounds=len(outcome_by_round),
-        bets=settled.bets, total_staked=settled.staked, total_paid=settled.paid, round_ids=sorted(outcome_by_round),
+        bets=settled.bets, **settled.batch_totals(), round_ids=sorted(outcome_by_round),
         outcome=SettlementBatch.Outcome.OK, error=note,
     )
     actor = f"system:{worker}"
-    after = {"rounds": batch.round_ids, "bets": settled.bets, "total_staked": amount_text(settled.staked),
-             "total_paid": amount_text(settled.paid)}
+    after = {"rounds": batch.round_ids, "bets": settled.bets, "totals": batch.totals}
+    if batch.total_staked is not None:
+        after |= {"total_staked": amount_text(settled.staked), "total_paid": amount_text(settled.paid)}
     if bet_by_bet is not None:
         after |= {"bet_by_bet": True, "held_bets": list(settled.held)}
     audit_record(actor=actor, action=AuditAction.ROUNDS_SETTLED, obj=batch, after=after)

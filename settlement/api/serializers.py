@@ -4,11 +4,23 @@ from backoffice.api.serializers import StrictInputMixin, reason_field
 from settlement.models import SettlementBatch
 
 
+class CurrencyTotalsSerializer(serializers.Serializer):
+    bets = serializers.IntegerField()
+    staked = serializers.CharField(help_text="Decimal text in the currency's places.")
+    paid = serializers.CharField(help_text="Decimal text in the currency's places.")
+
+
 class SettlementBatchSerializer(serializers.ModelSerializer):
+    totals = serializers.DictField(child=CurrencyTotalsSerializer(), read_only=True,
+                                   help_text="By currency: amounts of two currencies are never added.")
+
     class Meta:
         model = SettlementBatch
         fields = ["id", "worker", "started_at", "finished_at", "rounds", "bets", "total_staked", "total_paid",
-                  "round_ids", "outcome", "error"]
+                  "totals", "round_ids", "outcome", "error"]
+        extra_kwargs = {"total_staked": {"help_text": "The batch's sum when all its rounds play in one currency; "
+                                                      "null when they play in several (see totals)."},
+                        "total_paid": {"help_text": "As total_staked."}}
 
 
 class BatchFilterSerializer(serializers.Serializer):
