@@ -19,8 +19,10 @@ from backoffice.admin.html import object_url, service_error_text
 from backoffice.formatting import EMPTY
 from backoffice.step_up import step_up_required
 from core.errors import Conflict
+from games.engine import BET_TYPES
 from games.forms import rtp_preview
 from games.models import GameInstance, Round
+from games.side_bet_forms import side_bets_text
 from wallet.models import Account
 
 OBJECT_MODELS = {"gameinstance": GameInstance, "round": Round, "account": Account}
@@ -53,7 +55,14 @@ class StatusFilter(admin.SimpleListFilter):
 
 
 def _value(value) -> str:
+    if isinstance(value, dict):  # a game's side bets: {side bet: {event: multiplier}}
+        return side_bets_text(value)
     return EMPTY if value in (None, "") else str(value)
+
+
+def _is_change(value) -> bool:
+    """A value of ``changes`` that is a before → after (a new game's are values, its side bets a mapping)."""
+    return isinstance(value, dict) and set(value) == {"before", "after"}
 
 
 def _current_values(approval) -> dict:
@@ -69,6 +78,12 @@ def _current_values(approval) -> dict:
     if isinstance(obj, Round):
         return {"status": obj.status}
     return {"balance": obj.balance}
+
+
+def _rtp_cell(bet: dict | None) -> str:
+    if bet is None:
+        return "not offered"
+    return format_html("{} % <small>({})</small>", bet["rtp"], bet["rtp_exact"])
 
 
 @admin.register(Approval)
@@ -104,7 +119,7 @@ class ApprovalAdmin(ReadOnlyAdmin):
         parts = []
         for name, value in obj.changes.items():
             label = name.replace("_", " ")  # as the request's page words it
-            if isinstance(value, dict):
+            if _is_change(value):
                 parts.append(f"{label}: {_value(value.get('before'))} → {_value(value.get('after'))}")
             else:
                 parts.append(f"{label}: {_value(value)}")
@@ -119,9 +134,10 @@ class ApprovalAdmin(ReadOnlyAdmin):
         checked = KINDS[obj.action].moved is not None
         rows = []
         for name, value in obj.changes.items():
-            before, after = (value.get("before"), value.get("after")) if isinstance(value, dict) else ("", value)
+            before, after = (value.get("before"), value.get("after")) if _is_change(value) else ("", value)
             current = now.get(name, "")
-            moved = checked and isinstance(value, dict) and name in now and str(current) != str(before)
+            moved = (checked and _is_change(value) and name in now
+                     and (current != before if isinstance(before, dict) else str(current) != str(before)))
             rows.append(("pf-moved" if moved else "", name.replace("_", " "), _value(before), _value(after),
                          _value(current) if name in now else "", " (changed since proposed)" if moved else ""))
         return format_html(
@@ -138,24 +154,27 @@ class ApprovalAdmin(ReadOnlyAdmin):
         game = GameInstance.objects.filter(pk=obj.object_id).first() if obj.object_id else GameInstance()
         if game is None:
             return EMPTY
-        fields = ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier")
+        fields = ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier", "side_bets")
         # A new game's changes are its values (no before: its figures show on both sides).
-        changes = {name: value if isinstance(value, dict) else {"before": value, "after": value}
+        changes = {name: value if _is_change(value) else {"before": value, "after": value}
                    for name, value in obj.changes.items()}
         before = {name: changes.get(name, {}).get("before", getattr(game, name)) for name in fields}
         after = {name: changes.get(name, {}).get("after", before[name]) for name in fields}
         previews = [rtp_preview(decks=values["decks"], player=values["player_multiplier"],
-                                banker=values["banker_multiplier"], tie=values["tie_multiplier"])
+                                banker=values["banker_multiplier"], tie=values["tie_multiplier"],
+                                side_bets=values["side_bets"])
                     for values in (before, after)]
         if not all(preview["ok"] for preview in previews):
             return EMPTY
-        rows = [(b["label"], b["rtp"], b["rtp_exact"], a["rtp"], a["rtp_exact"])
-                for b, a in zip(previews[0]["bets"], previews[1]["bets"], strict=True)]
+        # A side bet offered on one side only is "not offered" on the other.
+        before_bets, after_bets = ({bet["bet_type"]: bet for bet in preview["bets"]} for preview in previews)
+        bet_types = sorted({*before_bets, *after_bets}, key=BET_TYPES.index)
+        rows = [((before_bets.get(bet_type) or after_bets[bet_type])["label"], _rtp_cell(before_bets.get(bet_type)),
+                 _rtp_cell(after_bets.get(bet_type))) for bet_type in bet_types]
         return format_html(
             '<table class="pf-table pf-rtp-diff"><thead><tr><th>Bet</th><th>Before</th><th>After</th></tr></thead>'
             "<tbody>{}</tbody></table>",
-            format_html_join("", '<tr><th scope="row">{}</th><td>{} % <small>({})</small></td>'
-                                 "<td>{} % <small>({})</small></td></tr>", rows),
+            format_html_join("", '<tr><th scope="row">{}</th><td>{}</td><td>{}</td></tr>', rows),
         )
 
     # Deciding: the buttons show only to those who may use them.

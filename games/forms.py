@@ -19,9 +19,13 @@ from games.choices import BetType
 from games.engine import (
     MAX_DECKS,
     MIN_DECKS,
+    REGISTRY,
     Multipliers,
     Pf1InputError,
+    bet_odds,
+    bet_rtp,
     exact_odds,
+    make_paytable,
     multiplier_problem,
     return_to_player,
     validate_client_seed,
@@ -30,7 +34,8 @@ from games.engine import (
 )
 from games.engine.payout import MAX_MULTIPLIER, MIN_MULTIPLIER, MULTIPLIER_DECIMAL_PLACES
 from games.models import GameInstance, RtpPolicy
-from games.rtp import HIGHEST_FIELD, LIMIT_FIELDS, MULTIPLIER_FIELDS, policy_violations
+from games.rtp import HIGHEST_FIELD, LIMIT_FIELDS, MULTIPLIER_FIELDS, SIDE_BETS_FIELD, policy_violations
+from games.side_bet_forms import SideBetsFormField, checked_side_bets
 from games.validators import validate_client_seed_field, validate_multiplier
 from wallet.validators import CURRENCY_MAX_LENGTH, MAX_STAKE
 
@@ -76,11 +81,13 @@ def rtp_policy_from(raw) -> RtpPolicy | None:
     return RtpPolicy.objects.filter(pk=int(raw)).first() if raw.isdigit() and len(raw) < 19 else None
 
 
-def rtp_preview(*, decks, player, banker, tie, policy: RtpPolicy | None = None) -> dict:
+def rtp_preview(*, decks, player, banker, tie, side_bets=None, policy: RtpPolicy | None = None) -> dict:
     """The exact odds and return to player of a configuration, from raw (possibly bad) input.
 
-    The figures are exact fractions from ``exact_odds`` rounded only for display; ``exact`` keeps
-    each as numerator/denominator. ``errors`` names each input that is not valid, by form field.
+    ``side_bets`` is the game's ({side bet: paytable}) or JSON text of it; each side bet offered gets
+    its row after the three main bets. The figures are exact fractions rounded only for display;
+    ``exact`` keeps each as numerator/denominator. ``errors`` names each input that is not valid, by
+    form field.
     """
     errors = {}
     decks_value, problem = _parse_decks(decks)
@@ -92,6 +99,9 @@ def rtp_preview(*, decks, player, banker, tie, policy: RtpPolicy | None = None) 
         if problem:
             errors[MULTIPLIER_FIELDS[bet_type]] = problem
         multipliers[bet_type] = value
+    side_bets, problems = checked_side_bets(side_bets)
+    if problems:
+        errors[SIDE_BETS_FIELD] = " ".join(problems)
     if errors:
         return {"ok": False, "errors": errors, "bets": [], "over_100": False, "warning": "",
                 "policy": None, "policy_errors": []}
@@ -101,18 +111,10 @@ def rtp_preview(*, decks, player, banker, tie, policy: RtpPolicy | None = None) 
     bets = []
     for bet_type in (BetType.PLAYER, BetType.BANKER, BetType.TIE):
         rtp = return_to_player(odds, bet_type.value, config)
-        bets.append({
-            "bet_type": bet_type.value,
-            "label": bet_type.label,
-            "multiplier": str(config.for_bet(bet_type.value)),
-            "win_probability": rtp_percent(win_probability[bet_type]),
-            "rtp": rtp_percent(rtp),
-            "house_edge": rtp_percent(1 - rtp),
-            "rtp_exact": f"{rtp.numerator}/{rtp.denominator}",
-            "over_100": rtp > 1,
-            **_policy_limits(policy, bet_type),
-        })
-    violations = [] if policy is None else policy_violations(policy, decks=decks_value, multipliers=config)
+        bets.append(_bet_row(bet_type, str(config.for_bet(bet_type.value)), win_probability[bet_type], rtp, policy))
+    bets += _side_bet_rows(decks_value, side_bets, policy)
+    violations = [] if policy is None else policy_violations(policy, decks=decks_value, multipliers=config,
+                                                             side_bets=side_bets)
     for bet in bets:
         bet["outside_policy"] = any(violation.bet_type == bet["bet_type"] for violation in violations)
     over = [bet["label"] for bet in bets if bet["over_100"]]
@@ -132,6 +134,38 @@ def rtp_preview(*, decks, player, banker, tie, policy: RtpPolicy | None = None) 
         "policy": None if policy is None else {"name": policy.name, "max_rtp": _limit(policy, HIGHEST_FIELD)},
         "policy_errors": [violation.message for violation in violations],
     }
+
+
+def _bet_row(bet_type: BetType, multiplier: str, wins: Fraction, rtp: Fraction, policy, side: bool = False) -> dict:
+    return {
+        "bet_type": bet_type.value,
+        "label": bet_type.label,
+        "side": side,
+        "multiplier": multiplier,
+        "win_probability": rtp_percent(wins),
+        "rtp": rtp_percent(rtp),
+        "house_edge": rtp_percent(1 - rtp),
+        "rtp_exact": f"{rtp.numerator}/{rtp.denominator}",
+        "over_100": rtp > 1,
+        **_policy_limits(policy, bet_type),
+    }
+
+
+def _side_bet_rows(decks: int, side_bets: dict, policy) -> list:
+    """A side bet's row: its paytable for a multiplier ("PAIR 12"), the probability that it pays more
+    than a push, and its exact RTP for the shoe."""
+    if not side_bets:
+        return []
+    counts = bet_odds(decks)
+    rows = []
+    for name, stored in side_bets.items():
+        kind, paytable = REGISTRY[name], make_paytable(name, stored)
+        paying = [event for event in paytable if event not in kind.push_events]
+        rows.append(_bet_row(
+            BetType(name), ", ".join(f"{event} {paytable[event]}" for event in paying),
+            sum((counts[name].probability(event) for event in paying), Fraction(0)),
+            bet_rtp(counts[name], paytable), policy, side=True))
+    return rows
 
 
 def _limit(policy, field) -> str | None:
@@ -179,6 +213,8 @@ class GameInstanceForm(forms.ModelForm):
         help_text="Why the configuration changes; recorded in the audit trail. Required for any change.",
     )
 
+    side_bets = SideBetsFormField(label="Side bets")
+
     # The admin sets this (per request) to the errors a service reported after validation passed,
     # so the form is shown again with them and nothing is written.
     service_errors: dict | None = None
@@ -186,7 +222,7 @@ class GameInstanceForm(forms.ModelForm):
     class Meta:
         model = GameInstance
         fields = ["slug", "name", "status", "decks", "player_multiplier", "banker_multiplier",
-                  "tie_multiplier", "rtp_policy", "min_bet", "max_bet", "currency"]
+                  "tie_multiplier", "side_bets", "rtp_policy", "min_bet", "max_bet", "currency"]
         field_classes = {name: ExactDecimalFormField for name in (
             "player_multiplier", "banker_multiplier", "tie_multiplier", "min_bet", "max_bet")}
         widgets = {
@@ -208,6 +244,8 @@ class GameInstanceForm(forms.ModelForm):
                 # The multiplier rule says what is wrong in its own words ("at most 1000"), here, before the
                 # model's checks, whose digit counts of the column would repeat it in others.
                 field.validators = [validate_multiplier]
+        # Declared, so a ModelForm whose fields leave it out (a view-only page) would have no initial value.
+        self.initial.setdefault("side_bets", self.instance.side_bets)
         if "reason" in self.fields and self.instance.pk is not None:
             self.fields["reason"].required = True
         if "decks" in self.fields:  # the model field's own bounds would show min="0"

@@ -27,6 +27,7 @@ from games.engine import (
     REGISTRY,
     RoundResult,
     bet_odds_report,
+    event_label,
     main_paytables,
     odds_report,
     result_from_labels,
@@ -292,7 +293,7 @@ def deal_bet_events(result: RoundResult) -> list[dict]:
     """Every registered bet type's event on a dealt round, in the registry's order, for a page's
     table: the bet type's label and the event as people read it ("WIN_BY_5": "Win by 5")."""
     return [{"bet_type": name, "label": REGISTRY[name].label, "event": event,
-             "event_label": event.replace("_", " ").capitalize()}
+             "event_label": event_label(event)}
             for name, event in round_events(result).items()]
 
 
@@ -330,6 +331,17 @@ def account_bets(*, account: Account, page=1, per_page: int = 50, using: str = D
     """A page of the account's bets, newest first, with their rounds and games."""
     bets = Bet.objects.using(using).filter(account=account).select_related("round__game").order_by("-id")
     return Paginator(bets, per_page).get_page(page)
+
+
+def account_bets_of_rounds(*, account: str, round_ids, using: str = DEFAULT_DB_ALIAS) -> dict:
+    """{round id: [the account's (external id) bets on it, oldest first, each with its round]}: a page
+    of rounds recalled by account, with what the player bet on each."""
+    bets = (Bet.objects.using(using).filter(account__external_id=account, round_id__in=set(round_ids))
+            .select_related("round").order_by("pk"))
+    found: dict = {}
+    for bet in bets:
+        found.setdefault(bet.round_id, []).append(bet)
+    return found
 
 
 def bets_by_id(bet_ids, *, using: str = DEFAULT_DB_ALIAS) -> dict:

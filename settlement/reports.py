@@ -266,8 +266,12 @@ def active_accounts(game_ids, start: date, end: date, *, using: str = DEFAULT_DB
         overall = int(cursor.fetchone()[0])
         if len(game_ids) == 1:
             return ({game_ids[0]: overall} if overall else {}), overall
-        cursor.execute(f"SELECT g, COUNT(*) FROM (SELECT DISTINCT {game} AS g, {account} FROM {table} "
-                       f"WHERE {where}) AS d GROUP BY g", params)
+        # COUNT(DISTINCT) per game, not DISTINCT (game, account) counted by game: PostgreSQL 15 plans
+        # that as a hash aggregate over the parallel workers' hash aggregates on the same key, and
+        # feeding a hash table in its own hash order degrades it to a crawl (3.6 million rows: over
+        # 25 minutes, against 2 s for this).
+        cursor.execute(f"SELECT {game}, COUNT(DISTINCT {account}) FROM {table} WHERE {where} GROUP BY {game}",
+                       params)
         per_game = {row[0]: int(row[1]) for row in cursor.fetchall()}
     return per_game, overall
 

@@ -128,6 +128,8 @@ def test_games(history, game):
     read_on_replica(game_selectors.bet_get, bet_id=bet_ids[0])
     read_on_replica(game_selectors.account_bets, account=account, per_page=1)
     read_on_replica(game_selectors.bets_by_id, bet_ids)
+    assert len(read_on_replica(game_selectors.account_bets_of_rounds, account="p0",
+                               round_ids=[dealt.pk, open_round.pk])) == 2
     read_on_replica(game_selectors.ledger_entries_of_bets, bet_ids)
 
 

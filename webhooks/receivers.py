@@ -8,6 +8,7 @@ from alerts.signals import alert_opened
 from audit.context import signal_actor
 from core.currencies import amount_text
 from games.choices import BetStatus
+from games.engine import dealt_event
 from games.models import Bet, Round
 from games.signals import round_voided, seeds_revealed
 from settlement.signals import held_bet_settled, rounds_settled
@@ -25,10 +26,15 @@ def round_data(round_: Round) -> dict:
 
 
 def bet_data(bet: Bet) -> dict:
+    """A settled bet, with the paytable it settled on (a side bet's own; null for a main bet, which
+    settles on its multiplier) and its bet type's event on the round, which the paytable priced."""
     currency = bet.account.currency  # the amounts at its places (core.currencies), as the API writes them
+    round_ = bet.round
     return {"bet": bet.pk, "round": bet.round_id, "account": bet.account.external_id, "bet_type": bet.bet_type,
-            "stake": amount_text(bet.stake, currency), "multiplier": str(bet.multiplier), "status": bet.status,
-            "payout": None if bet.payout is None else amount_text(bet.payout, currency), "currency": currency}
+            "stake": amount_text(bet.stake, currency), "multiplier": str(bet.multiplier), "paytable": bet.paytable,
+            "event": dealt_event(bet.bet_type, round_.cards, round_.player_cards, round_.banker_cards),
+            "status": bet.status, "payout": None if bet.payout is None else amount_text(bet.payout, currency),
+            "currency": currency}
 
 
 def on_rounds_settled(sender, round_ids, **kwargs):
@@ -38,7 +44,7 @@ def on_rounds_settled(sender, round_ids, **kwargs):
     if subscribers(EventType.BET_SETTLED):
         # A held bet is not settled yet: its event is written when an operator settles it.
         bets = (Bet.objects.filter(round_id__in=round_ids).exclude(status=BetStatus.HELD)
-                .select_related("account").order_by("pk"))
+                .select_related("account", "round").order_by("pk"))
         events_record(EventType.BET_SETTLED, [bet_data(bet) for bet in bets])
 
 

@@ -97,9 +97,12 @@ def insert_batches_and_audit(games: list, start: datetime) -> None:
         worker = f"'bench:' || ((r.id - 1) / {BATCH_ROUNDS} % {BATCH_WORKERS})"
         cursor.execute(
             f"""INSERT INTO settlement_settlementbatch (worker, started_at, finished_at, rounds, bets, total_staked,
-                                                       total_paid, round_ids, outcome, error)
+                                                       total_paid, totals, round_ids, outcome, error)
                 SELECT {worker}, MIN(r.settled_at), MAX(r.settled_at) + interval '40 ms',
                        COUNT(DISTINCT r.id), COUNT(b.id), COALESCE(SUM(b.stake), 0), COALESCE(SUM(b.payout), 0),
+                       jsonb_build_object('USD', jsonb_build_object(  -- every game here plays in USD
+                           'bets', COUNT(b.id), 'staked', round(COALESCE(SUM(b.stake), 0), 2)::text,
+                           'paid', round(COALESCE(SUM(b.payout), 0), 2)::text)),
                        jsonb_agg(DISTINCT r.id), 'ok', ''
                 FROM games_round r LEFT JOIN games_bet b ON b.round_id = r.id
                 WHERE r.status = 'SETTLED'

@@ -1,5 +1,6 @@
 """The data set of the settlement benchmark, generated in SQL (not timed) and the same on every build:
-rounds already DEALT, funded accounts, PENDING bets and their STAKE ledger entries."""
+rounds already DEALT, funded accounts, PENDING bets (main and side bets) and their STAKE ledger
+entries, and every round's events by bet type in a table of the benchmark's own (T_EVENTS)."""
 
 import json
 import time
@@ -12,8 +13,17 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 from django.db import DatabaseError, connection
 
-from benchmarks.expected import expected_payout_sql
-from games.engine import Dealer, server_seed_hash
+from benchmarks.expected import expected_payout_sql, expected_status_sql
+from games.engine import (
+    SIDE_BET_TYPES,
+    Dealer,
+    default_paytables,
+    headline_multiplier,
+    make_paytable,
+    paytable_as_json,
+    round_events,
+    server_seed_hash,
+)
 from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.models import SettlementBatch
 from wallet.models import Account, LedgerEntry
@@ -25,11 +35,30 @@ T_BET = Bet._meta.db_table
 T_ACCOUNT = Account._meta.db_table
 T_LEDGER = LedgerEntry._meta.db_table
 T_BATCH = SettlementBatch._meta.db_table
+# Every dealt round's events, {bet type: event} as the engine computes them when it deals the round
+# (games.engine.round_events): what the floor and the check pay side bets on, set-based. The
+# benchmark's own table, made anew by every build; no model, no migration.
+T_EVENTS = "bench_settlement_round_events"
+# The round's event for the bet's type, with T_EVENTS joined as e and the bet as b; and the bet's
+# expected status and payout on it.
+EVENT = "e.events ->> b.bet_type"
+STATUS_SQL = expected_status_sql(event=EVENT)
+PAYOUT_SQL = expected_payout_sql(event=EVENT)
 
 # The multipliers in force: the operator changed the game halfway through the rounds, so the bets
 # of the second half carry other multipliers than those of the first (the bet's own one settles it).
 MULTIPLIERS_BEFORE = {"PLAYER": "2.0000", "BANKER": "1.9500", "TIE": "9.0000"}
 MULTIPLIERS_AFTER = {"PLAYER": "2.0000", "BANKER": "1.9000", "TIE": "8.5000"}
+# So too the side bets' paytables: the game's are the defaults; before, the pairs paid 11.5 (stake
+# included) and a commission-free Banker win on six 1.25. A side bet settles on its own paytable.
+SIDE_PAYTABLES_AFTER = {name: paytable for name, paytable in default_paytables().items() if name in SIDE_BET_TYPES}
+SIDE_PAYTABLES_BEFORE = {**SIDE_PAYTABLES_AFTER, **{name: make_paytable(name, changed) for name, changed in {
+    "PLAYER_PAIR": {"PAIR": "11.5"},
+    "BANKER_PAIR": {"PAIR": "11.5"},
+    "BANKER_COMMISSION_FREE": {**SIDE_PAYTABLES_AFTER["BANKER_COMMISSION_FREE"], "BANKER_WIN_ON_SIX": "1.25"},
+}.items()}}
+# The share of bets that are side bets unless told otherwise, spread evenly over every side bet type.
+SIDE_BETS_SHARE = 0.2
 DECKS = 8
 
 
@@ -41,6 +70,7 @@ class Shape:
     accounts: int
     seed: int
     client_id: int  # the user placing the bets
+    side_bets: float  # the share of bets that are side bets, 0 to 1
 
 
 @dataclass(frozen=True)
@@ -53,6 +83,7 @@ class DataSet:
     staked: Decimal
     to_pay: Decimal
     paid_bets: int
+    side_bets: int
 
 
 def bench_tables() -> list:
@@ -69,7 +100,7 @@ def bench_client() -> int:
 
 def checkpoint(cursor) -> None:
     """Start every measurement from the same state: fresh statistics, no dirty pages pending."""
-    for table in bench_tables():
+    for table in [*bench_tables(), T_EVENTS]:
         cursor.execute(f"VACUUM ANALYZE {table}")
     with suppress(DatabaseError):  # not a superuser: measure without the checkpoint
         cursor.execute("CHECKPOINT")
@@ -88,6 +119,8 @@ def build(bets: int, shape: Shape, say) -> DataSet:
     client_seed = f"bench-client-{shape.seed}"
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {', '.join(bench_tables())} RESTART IDENTITY CASCADE")
+        cursor.execute(f"DROP TABLE IF EXISTS {T_EVENTS}")
+        cursor.execute(f"CREATE TABLE {T_EVENTS} (round_id bigint PRIMARY KEY, events jsonb NOT NULL)")
         game_id = _insert_game(cursor)
         cursor.execute(
             f"""INSERT INTO {T_SEED} (game_id, server_seed, server_seed_hash, client_seed, next_nonce,
@@ -100,33 +133,38 @@ def build(bets: int, shape: Shape, say) -> DataSet:
         _insert_accounts_and_bets(cursor, bets, rounds, shape)
         _insert_ledger(cursor)
         cursor.execute(
-            f"""SELECT count(*), COALESCE(sum(b.stake), 0), COALESCE(sum({expected_payout_sql()}), 0),
-                       count(*) FILTER (WHERE {expected_payout_sql()} > 0)
-                FROM {T_BET} AS b JOIN {T_ROUND} AS r ON r.id = b.round_id"""
+            f"""SELECT count(*), COALESCE(sum(b.stake), 0), COALESCE(sum({PAYOUT_SQL}), 0),
+                       count(*) FILTER (WHERE {PAYOUT_SQL} > 0), count(*) FILTER (WHERE b.paytable IS NOT NULL)
+                FROM {T_BET} AS b JOIN {T_ROUND} AS r ON r.id = b.round_id
+                LEFT JOIN {T_EVENTS} AS e ON e.round_id = b.round_id"""
         )
-        count, staked, to_pay, paid_bets = cursor.fetchone()
+        count, staked, to_pay, paid_bets, side_bets = cursor.fetchone()
         checkpoint(cursor)
     say(f"  (generated {bets} bets in {time.perf_counter() - started:.1f} s, not timed)")
-    return DataSet(count, rounds, shape.accounts, staked, to_pay, paid_bets)
+    return DataSet(count, rounds, shape.accounts, staked, to_pay, paid_bets, side_bets)
 
 
 def _insert_game(cursor) -> int:
     cursor.execute(
         f"""INSERT INTO {T_GAME} (slug, name, status, decks, player_multiplier, banker_multiplier,
-                tie_multiplier, min_bet, max_bet, currency, created_at, updated_at)
-            VALUES ('bench-table', 'Bench table', 'active', %s, %s, %s, %s, 1.00, 1000.00, 'USD', now(), now())
+                tie_multiplier, min_bet, max_bet, currency, side_bets, created_at, updated_at)
+            VALUES ('bench-table', 'Bench table', 'active', %s, %s, %s, %s, 1.00, 1000.00, 'USD', %s::jsonb,
+                    now(), now())
             RETURNING id""",
-        [DECKS, MULTIPLIERS_AFTER["PLAYER"], MULTIPLIERS_AFTER["BANKER"], MULTIPLIERS_AFTER["TIE"]],
+        [DECKS, MULTIPLIERS_AFTER["PLAYER"], MULTIPLIERS_AFTER["BANKER"], MULTIPLIERS_AFTER["TIE"],
+         json.dumps({name: paytable_as_json(paytable) for name, paytable in SIDE_PAYTABLES_AFTER.items()})],
     )
     return cursor.fetchone()[0]
 
 
 def _insert_dealt_rounds(cursor, game_id: int, seed_pair_id: int, dealer: Dealer, rounds: int) -> None:
-    """Rounds 0…rounds-1 of the seed pair, dealt by the engine, in one statement."""
+    """Rounds 0…rounds-1 of the seed pair, dealt by the engine, in one statement; then their events."""
     columns = {name: [] for name in ("nonce", "cards", "player_cards", "banker_cards", "player_score",
                                      "banker_score", "natural", "outcome")}
+    events = []
     for nonce in range(rounds):
         result = dealer.play(nonce, DECKS)
+        events.append(json.dumps(dict(round_events(result))))
         dealt = result.as_dict()
         columns["nonce"].append(nonce)
         columns["cards"].append(json.dumps(dealt["cards"]))
@@ -150,10 +188,27 @@ def _insert_dealt_rounds(cursor, game_id: int, seed_pair_id: int, dealer: Dealer
             ORDER BY v.nonce""",
         [game_id, seed_pair_id, DECKS, *columns.values()],
     )
+    cursor.execute(
+        f"""INSERT INTO {T_EVENTS} (round_id, events)
+            SELECT r.id, v.events::jsonb
+            FROM unnest(%s::bigint[], %s::text[]) AS v(nonce, events)
+            JOIN {T_ROUND} AS r ON r.seed_pair_id = %s AND r.nonce = v.nonce
+            ORDER BY r.id""",
+        [columns["nonce"], events, seed_pair_id],
+    )
 
 
-def _multiplier_case(values: dict) -> str:
+def _by_type(values: dict) -> str:
+    """A CASE of the bet type: the SQL ``values[type]`` (NULL for a type it does not name)."""
     return "CASE bet_type " + " ".join(f"WHEN '{bet_type}' THEN {value}" for bet_type, value in values.items()) + " END"
+
+
+def _terms(multipliers: dict, side_paytables: dict) -> tuple:
+    """SQL of (multiplier, paytable) of a bet by its type: a main bet's multiplier and no paytable;
+    a side bet's paytable (as intake stores it) and its highest multiplier."""
+    multiplier = {**multipliers, **{name: headline_multiplier(paytable) for name, paytable in side_paytables.items()}}
+    paytable = {name: f"'{json.dumps(paytable_as_json(table))}'::jsonb" for name, table in side_paytables.items()}
+    return _by_type(multiplier), _by_type(paytable)
 
 
 def _insert_accounts_and_bets(cursor, bets: int, rounds: int, shape: Shape) -> None:
@@ -167,28 +222,39 @@ def _insert_accounts_and_bets(cursor, bets: int, rounds: int, shape: Shape) -> N
     )
     cursor.execute(f"SELECT min(id) FROM {T_ACCOUNT}")
     first_account = cursor.fetchone()[0]
-    # Random types (45 % Player, 45 % Banker, 10 % Tie), stakes from 1.00 to 100.00 and accounts,
-    # the same on every build: the generator is seeded in this session.
+    # Random types (a share of side bets, evenly over every side bet type; of the rest 45 % Player,
+    # 45 % Banker, 10 % Tie), stakes from 1.00 to 100.00 and accounts, the same on every build: the
+    # generator is seeded in this session.
     cursor.execute("SELECT setseed(%s)", [(shape.seed % 1999) / 1999])
+    side, main = shape.side_bets, 1 - shape.side_bets
+    multiplier_before, paytable_before = _terms(MULTIPLIERS_BEFORE, SIDE_PAYTABLES_BEFORE)
+    multiplier_after, paytable_after = _terms(MULTIPLIERS_AFTER, SIDE_PAYTABLES_AFTER)
+    side_types = "(ARRAY[" + ", ".join(f"'{name}'" for name in SIDE_BET_TYPES) + "])"
     cursor.execute(
-        f"""INSERT INTO {T_BET} (round_id, account_id, client_id, bet_type, stake, multiplier,
+        f"""INSERT INTO {T_BET} (round_id, account_id, client_id, bet_type, stake, multiplier, paytable,
                 idempotency_key, status, payout, placed_at, settled_at)
-            SELECT round_id, account_id, %s, bet_type, stake,
-                   CASE WHEN round_id - %s < %s THEN {_multiplier_case(MULTIPLIERS_BEFORE)}
-                        ELSE {_multiplier_case(MULTIPLIERS_AFTER)} END,
+            SELECT round_id, account_id, %(client)s, bet_type, stake,
+                   CASE WHEN round_id - %(first_round)s < %(half)s THEN {multiplier_before}
+                        ELSE {multiplier_after} END,
+                   CASE WHEN round_id - %(first_round)s < %(half)s THEN {paytable_before}
+                        ELSE {paytable_after} END,
                    'bench-' || g, 'PENDING', NULL, now(), NULL
             FROM (
                 SELECT g,
-                       %s + (g - 1) / %s AS round_id,
-                       %s + floor(random() * %s)::bigint AS account_id,
-                       CASE WHEN u < 0.45 THEN 'PLAYER' WHEN u < 0.90 THEN 'BANKER' ELSE 'TIE' END
+                       %(first_round)s + (g - 1) / %(per_round)s AS round_id,
+                       %(first_account)s + floor(random() * %(accounts)s)::bigint AS account_id,
+                       CASE WHEN u < %(side)s
+                                THEN {side_types}[least(%(sides)s, 1 + floor(u / %(side_or_1)s * %(sides)s)::int)]
+                            WHEN u < %(player)s THEN 'PLAYER' WHEN u < %(banker)s THEN 'BANKER' ELSE 'TIE' END
                            AS bet_type,
                        round((1 + random() * 99)::numeric, 2) AS stake
-                FROM (SELECT g, random() AS u FROM generate_series(1, %s) AS g) AS s
+                FROM (SELECT g, random() AS u FROM generate_series(1, %(bets)s) AS g) AS s
             ) AS x
             ORDER BY g""",
-        [shape.client_id, first_round, rounds // 2, first_round, shape.bets_per_round, first_account,
-         shape.accounts, bets],
+        {"client": shape.client_id, "first_round": first_round, "half": rounds // 2,
+         "per_round": shape.bets_per_round, "first_account": first_account, "accounts": shape.accounts,
+         "side": side, "sides": len(SIDE_BET_TYPES), "side_or_1": side or 1,
+         "player": side + main * 0.45, "banker": side + main * 0.90, "bets": bets},
     )
 
 

@@ -1,13 +1,16 @@
-"""(a) The floor: one set-based SQL statement doing the minimum writes equivalent to the worker's."""
+"""(a) The floor: one set-based SQL statement doing the minimum writes equivalent to the worker's.
+
+It pays a side bet on its round's event read from the benchmark's events table (data.T_EVENTS,
+computed by the engine when the data was built), where the worker computes it from the round's
+cards: the floor does the writes, not the dealing."""
 
 import time
 
 from django.db import connection, transaction
 
-from benchmarks.expected import expected_payout_sql, expected_status_sql
 from wallet.models import LedgerEffect
 
-from .data import T_ACCOUNT, T_BET, T_LEDGER, T_ROUND
+from .data import PAYOUT_SQL, STATUS_SQL, T_ACCOUNT, T_BET, T_EVENTS, T_LEDGER, T_ROUND
 from .measurement import Measurement, backend_pid, cpu_seconds
 
 # Each payout also writes its one-effect row, as settlement does (wallet.models.LedgerEffect).
@@ -20,8 +23,8 @@ WITH settled_rounds AS (
     RETURNING id, outcome
 ), settled_bets AS (
     UPDATE {T_BET} AS b
-    SET status = {expected_status_sql()}, payout = {expected_payout_sql()}, settled_at = now()
-    FROM settled_rounds AS r
+    SET status = {STATUS_SQL}, payout = {PAYOUT_SQL}, settled_at = now()
+    FROM settled_rounds AS r JOIN {T_EVENTS} AS e ON e.round_id = r.id
     WHERE b.round_id = r.id AND b.status = 'PENDING'
     RETURNING b.id, b.account_id, b.payout
 ), paid AS (

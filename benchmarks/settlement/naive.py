@@ -8,7 +8,7 @@ from django.test.utils import override_settings
 from django.utils import timezone
 
 from games.choices import STATUS_BY_SETTLEMENT_KIND, BetStatus, RoundStatus
-from games.engine import bet_return, settlement_kind
+from games.engine import bet_settlement, result_from_labels, round_events
 from games.models import Bet, Round
 from wallet.choices import LedgerKind
 from wallet.models import Account, LedgerEntry
@@ -28,9 +28,11 @@ def measure_naive(sample: int, bets_per_round: int) -> Measurement:
         started = time.perf_counter()
         for round_ in Round.objects.filter(pk__in=round_ids, status=RoundStatus.DEALT).order_by("pk"):
             with transaction.atomic():
+                events = round_events(result_from_labels(round_.cards, round_.player_cards, round_.banker_cards))
                 for bet in Bet.objects.filter(round=round_, status=BetStatus.PENDING).order_by("pk"):
-                    returned = bet_return(bet.bet_type, bet.stake, round_.outcome, bet.multiplier)
-                    bet.status = STATUS_BY_SETTLEMENT_KIND[settlement_kind(bet.bet_type, round_.outcome)]
+                    settled, returned = bet_settlement(bet.bet_type, bet.stake, bet.multiplier, bet.paytable,
+                                                       events[bet.bet_type])
+                    bet.status = STATUS_BY_SETTLEMENT_KIND[settled]
                     bet.payout = returned
                     bet.settled_at = timezone.now()
                     bet.save()

@@ -34,18 +34,19 @@ class Plan:
     batch_rounds: int
     seed: int
     repeat: int  # each measurement this many times, on fresh data; the best one counts
+    side_bets: float  # the share of bets that are side bets
 
 
 def run(plan: Plan, *, force: bool, say) -> None:
     check_database(force)
     prepare_database(say)
-    shape = data.Shape(plan.bets_per_round, plan.accounts, plan.seed, data.bench_client())
+    shape = data.Shape(plan.bets_per_round, plan.accounts, plan.seed, data.bench_client(), plan.side_bets)
     started = time.perf_counter()
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         version = cursor.fetchone()[0]
-    say(f"bench_settlement: {plan.bets} bets, {plan.bets_per_round} per round, {plan.accounts} accounts; "
-        f"PostgreSQL {version}, database {connection.settings_dict['NAME']}; "
+    say(f"bench_settlement: {plan.bets} bets ({plan.side_bets:.0%} side bets), {plan.bets_per_round} per round, "
+        f"{plan.accounts} accounts; PostgreSQL {version}, database {connection.settings_dict['NAME']}; "
         f"worker batches of {plan.batch_rounds} rounds")
 
     first = None
@@ -55,8 +56,8 @@ def run(plan: Plan, *, force: bool, say) -> None:
         fresh = data.build(plan.bets, shape, say)
         if first is None:
             first = fresh
-            say(f"data set: {first.bets} bets in {first.rounds} rounds, {first.accounts} accounts, "
-                f"staked {first.staked}, to pay {first.to_pay} on {first.paid_bets} bets")
+            say(f"data set: {first.bets} bets ({first.side_bets} side bets) in {first.rounds} rounds, "
+                f"{first.accounts} accounts, staked {first.staked}, to pay {first.to_pay} on {first.paid_bets} bets")
         data.same(first, fresh)
         floor = measure_floor(plan.bets)
         floor.problems = verify(expect_all=True, data=first)

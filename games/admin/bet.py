@@ -1,4 +1,5 @@
-"""Bets in the admin (read-only), each with its ledger entries: on its own page and inline on its round's."""
+"""Bets in the admin (read-only), each with its ledger entries and why it won or lost: on its own page and
+inline on its round's."""
 
 from functools import cached_property
 
@@ -6,7 +7,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.forms.models import BaseInlineFormSet
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from backoffice import formatting
@@ -15,8 +16,10 @@ from backoffice.admin.html import admin_url, link
 from backoffice.admin.search import matching_ids
 from backoffice.formatting import EMPTY
 from games import selectors
+from games.choices import BetStatus
+from games.engine import bet_outcome, paytable_lines
 from games.exports import BETS_EXPORT
-from games.models import Bet
+from games.models import UNPAID_BET_STATUSES, Bet
 from wallet.models import Account
 
 
@@ -28,6 +31,34 @@ def ledger_entries_html(entries):
         mark_safe("<br>"), '<a href="{}">{}</a> {} → balance {}',
         ((admin_url(entry), entry.get_kind_display(), entry.amount, entry.balance_after) for entry in entries),
     )
+
+
+def outcome_html(bet):
+    """Why the bet won or lost: its event on the round and what it was paid at ("Pair: × 12", "No pair:
+    lost", "Natural tie: push"), the paytable it settles on in the title. Reads ``bet.round``."""
+    round_ = bet.round
+    outcome = bet_outcome(bet.bet_type, bet.multiplier, bet.paytable, round_.cards, round_.player_cards,
+                          round_.banker_cards)
+    if outcome is None:
+        return EMPTY
+    if bet.status == BetStatus.REFUNDED:  # a dealt round voided: the deal stands, the stake came back
+        paid = "refunded"
+    elif bet.status in UNPAID_BET_STATUSES:
+        paid = f"{outcome.paid} once settled"
+    else:
+        paid = outcome.paid
+    return format_html('<span class="pf-bet-outcome" data-event="{}" title="{}">{}: {}</span>', outcome.event,
+                       outcome.paytable_text, outcome.event_label, paid)
+
+
+def paytable_html(bet):
+    """A side bet's paytable as accepted, one row an event; EMPTY for a main bet (its multiplier)."""
+    if bet.paytable is None:
+        return EMPTY
+    rows = format_html_join("", '<tr data-event="{}"><th scope="row">{}</th><td>{}</td></tr>',
+                            paytable_lines(bet.bet_type, bet.paytable))
+    return format_html('<table class="pf-bet-paytable"><tbody>{}</tbody></table><p class="help">Any other event '
+                       "loses.</p>", rows)
 
 
 class BetsWithLedgerFormSet(BaseInlineFormSet):
@@ -49,8 +80,8 @@ class BetsWithLedgerFormSet(BaseInlineFormSet):
 class BetInline(admin.TabularInline):
     model = Bet
     formset = BetsWithLedgerFormSet
-    fields = ("bet_link", "account", "bet_type", "stake_shown", "multiplier", "status", "payout_shown", "ledger",
-              "placed_at", "hold_reason")
+    fields = ("bet_link", "account", "bet_type", "stake_shown", "multiplier", "status", "outcome", "payout_shown",
+              "ledger", "placed_at", "hold_reason")
     readonly_fields = fields
     extra = 0
     max_num = 0
@@ -67,7 +98,7 @@ class BetInline(admin.TabularInline):
         return False
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("account")
+        return super().get_queryset(request).select_related("account", "round")
 
     @admin.display(description="bet")
     def bet_link(self, obj):
@@ -76,6 +107,10 @@ class BetInline(admin.TabularInline):
     @admin.display(description="ledger entries")
     def ledger(self, obj):
         return ledger_entries_html(obj.ledger_entries_shown)
+
+    @admin.display(description="event · paid")
+    def outcome(self, obj):
+        return outcome_html(obj)
 
     @admin.display(description="stake")
     def stake_shown(self, obj):
@@ -94,7 +129,7 @@ def money_in_currency(amount, bet) -> str:
 @admin.register(Bet)
 class BetAdmin(ReadOnlyAdmin):
     list_display = ("id", "round_link", "game", "account", "bet_type", "stake_shown", "multiplier", "status",
-                    "payout_shown", "placed_at")
+                    "outcome", "payout_shown", "placed_at")
     list_filter = ("status", "bet_type", "round__game", "placed_at")
     list_select_related = ("round__game", "account")
     search_fields = ("=account__external_id", "=idempotency_key", "=client__username")
@@ -104,8 +139,8 @@ class BetAdmin(ReadOnlyAdmin):
     csv_export = BETS_EXPORT
     change_list_template = "admin/backoffice/change_list.html"
     fields = ("id", "round_link", "game", "account", "client", "bet_type", "stake_shown", "multiplier",
-              "idempotency_key", "status", "payout_shown", "placed_at", "settled_at", "hold_reason", "held_at",
-              "ledger")
+              "paytable_shown", "idempotency_key", "status", "outcome", "payout_shown", "placed_at", "settled_at",
+              "hold_reason", "held_at", "ledger")
     readonly_fields = fields
 
     @admin.display(description="stake", ordering="stake")
@@ -137,3 +172,11 @@ class BetAdmin(ReadOnlyAdmin):
     @admin.display(description="ledger entries")
     def ledger(self, obj):
         return ledger_entries_html(selectors.ledger_entries_of_bets([obj.pk]).get(obj.pk, []))
+
+    @admin.display(description="event · paid")
+    def outcome(self, obj):
+        return outcome_html(obj)
+
+    @admin.display(description="paytable")
+    def paytable_shown(self, obj):
+        return paytable_html(obj)

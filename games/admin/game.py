@@ -2,6 +2,8 @@
 the actor, audited as the API's writes are), the exact return to player of the configuration being
 entered, and seed rotation."""
 
+from decimal import Decimal
+
 from django.contrib import admin, messages
 from django.contrib.admin.utils import quote
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -29,6 +31,7 @@ from games.admin.seed_pair import rounds_label
 from games.choices import RoundStatus
 from games.forms import GameInstanceForm, RotateSeedForm, rtp_policy_from, rtp_preview
 from games.models import GameInstance, Round, SeedPair
+from games.side_bet_forms import side_bets_text
 
 
 def multiplier_text(value) -> str:
@@ -36,6 +39,10 @@ def multiplier_text(value) -> str:
     text = f"{value.normalize():f}"
     whole, _dot, places = text.partition(".")
     return f"{whole}.{places.ljust(2, '0')}"
+
+
+def _rtp_class(bet: dict) -> str:
+    return "pf-rtp-over" if bet["over_100"] else "pf-rtp"
 
 
 class ServiceRejected(Exception):
@@ -60,14 +67,18 @@ class GameInstanceAdmin(BackOfficeAdmin):
     class Media:
         js = ("games/rtp_preview.js",)
 
-    # Fieldsets: the RTP panel follows the one named PAYOUTS (see the change_form template).
+    # Fieldsets: the RTP panel follows the one named SIDE_BETS, after PAYOUTS (see the change_form template).
     PAYOUTS = "Shoe and payouts"
+    SIDE_BETS = "Side bets and their paytables"
 
     def get_fieldsets(self, request, obj=None):
         fieldsets = [
             (None, {"fields": ("slug", "name", "status")}),
             (self.PAYOUTS, {"fields": ("decks", "player_multiplier", "banker_multiplier", "tie_multiplier",
                                        "rtp_policy")}),
+            # Those who may only view read the paytables as text, not as the editor's inputs.
+            (self.SIDE_BETS, {"fields": ("side_bets" if obj is None or self.has_change_permission(request, obj)
+                                         else "paytables",)}),
             ("Bets", {"fields": ("min_bet", "max_bet", "currency")}),
         ]
         if obj is None:
@@ -85,7 +96,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
         if obj is None:
             return ()
         return ("slug", "id", "rounds_link", "active_seed_pair", "revealed_seed_pairs", "created_at",
-                "updated_at")
+                "updated_at", "paytables")
 
     def get_prepopulated_fields(self, request, obj=None):
         return {"slug": ("name",)} if obj is None else {}
@@ -186,10 +197,10 @@ class GameInstanceAdmin(BackOfficeAdmin):
 
         context["rtp_preview"] = rtp_preview(
             decks=value("decks"), player=value("player_multiplier"), banker=value("banker_multiplier"),
-            tie=value("tie_multiplier"), policy=rtp_policy_from(value("rtp_policy")),
+            tie=value("tie_multiplier"), side_bets=value("side_bets"), policy=rtp_policy_from(value("rtp_policy")),
         )
         context["rtp_preview_url"] = self.own_url("rtp_preview")
-        context["rtp_fieldset"] = self.PAYOUTS
+        context["rtp_fieldset"] = self.SIDE_BETS
         if obj is not None and self.has_rotate_seeds_permission(request, obj):
             context["rotate_seed_url"] = self.own_url("rotate_seed", quote(obj.pk))
         return super().render_change_form(request, context, add, change, form_url, obj)
@@ -208,14 +219,26 @@ class GameInstanceAdmin(BackOfficeAdmin):
     @admin.display(description="Return to player")
     def rtp_summary(self, obj):
         preview = rtp_preview(decks=obj.decks, player=obj.player_multiplier, banker=obj.banker_multiplier,
-                              tie=obj.tie_multiplier)
+                              tie=obj.tie_multiplier, side_bets=obj.side_bets)
         if not preview["ok"]:
             return EMPTY
-        return format_html_join(
+        main = [bet for bet in preview["bets"] if not bet["side"]]
+        shown = format_html_join(
             " ", '<span class="pf-nowrap {}" title="house edge {} %">{} {} %</span>',
-            (("pf-rtp-over" if bet["over_100"] else "pf-rtp", bet["house_edge"], bet["label"][0], bet["rtp"])
-             for bet in preview["bets"]),
+            ((_rtp_class(bet), bet["house_edge"], bet["label"][0], bet["rtp"]) for bet in main),
         )
+        side = [bet for bet in preview["bets"] if bet["side"]]
+        if not side:
+            return shown
+        # The side bets in one short entry (the list stays narrow), each named in its title.
+        highest = max(side, key=lambda bet: Decimal(bet["rtp"]))
+        return format_html(
+            '{} <span class="pf-nowrap {}" title="{}">+{} side, up to {} %</span>', shown, _rtp_class(highest),
+            "; ".join(f"{bet['label']} {bet['rtp']} %" for bet in side), len(side), highest["rtp"])
+
+    @admin.display(description="Side bets and their paytables")
+    def paytables(self, obj):
+        return side_bets_text(obj.side_bets)
 
     @admin.display(description="Active seed pair")
     def active_seed_pair(self, obj):
@@ -323,6 +346,7 @@ class GameInstanceAdmin(BackOfficeAdmin):
             raise PermissionDenied
         preview = rtp_preview(decks=request.GET.get("decks", ""), player=request.GET.get("player", ""),
                               banker=request.GET.get("banker", ""), tie=request.GET.get("tie", ""),
+                              side_bets=request.GET.get("side_bets", ""),  # JSON text of the editor's rows
                               policy=rtp_policy_from(request.GET.get("policy")))
         return JsonResponse(preview, status=200 if preview["ok"] else 400)
 

@@ -14,6 +14,7 @@ from backoffice.admin.exports import csv_response
 from backoffice.admin.html import changelist_url, object_url, page_links
 from backoffice.replica_reads import read_alias
 from games import selectors
+from games.admin.bet import outcome_html
 from games.exports import ACCOUNT_STATEMENT_EXPORT, LEDGER_EXPORT
 from games.models import Bet
 from wallet import selectors as wallet_selectors
@@ -38,13 +39,17 @@ class AccountWithBetsAdmin(LinksBetPages, AccountAdmin):
         return super().has_account_history_permission(request, obj) and request.user.has_perm("games.view_bet")
 
     def account_history_context(self, request, account, history) -> dict:
-        """The account's bets, and on each ledger row of the page its bet (``entry.bet``)."""
+        """The account's bets, and on each ledger row of the page its bet (``entry.bet``); each bet with
+        why it won or lost (``bet.outcome_shown``)."""
         entries = [row.entry for row in history.page.object_list]
         using = read_alias(request)
         bets = selectors.bets_by_id((entry.bet_id for entry in entries if entry.bet_id), using=using)
         for entry in entries:
             entry.bet = bets.get(entry.bet_id)
         account_bets = selectors.account_bets(account=account, page=request.GET.get("bets_page", 1), using=using)
+        account_bets.object_list = list(account_bets.object_list)  # evaluated once: the template shows these
+        for bet in [*bets.values(), *account_bets.object_list]:
+            bet.outcome_shown = outcome_html(bet)
         return {"bets": account_bets, "bet_pages": page_links(request, account_bets, "bets_page"),
                 "statement_url": self.own_url("statement", account.pk)}
 

@@ -33,7 +33,7 @@ from backoffice.step_up import step_up_required
 from core.errors import Conflict
 from core.money import money_text
 from games import selectors, services
-from games.admin.bet import BetInline
+from games.admin.bet import BetInline, outcome_html
 from games.admin.cards import card_html, cards_html, dealt_positions, hand_html, round_result
 from games.choices import BetStatus, RoundStatus
 from games.engine import third_card_reasons
@@ -297,14 +297,19 @@ class RoundAdmin(ReadOnlyAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         form = RoundRecallForm(request.GET or None)
-        results = None
+        results, account_bets = None, None
         if form.is_valid():
             try:
                 page = int(request.GET.get("page", 1))
             except ValueError:
                 page = 1
+            criteria = form.criteria()
             results = selectors.round_search_page(page=page, per_page=self.RECALL_PER_PAGE, using=read_alias(request),
-                                                  **form.criteria())
+                                                  **criteria)
+            if criteria["account"]:  # what the player bet on each round, and why it won or lost
+                account_bets = selectors.account_bets_of_rounds(
+                    account=criteria["account"], round_ids=[round_.pk for round_ in results.rounds],
+                    using=read_alias(request))
 
         context = {
             **self.admin_site.each_context(request),
@@ -312,10 +317,13 @@ class RoundAdmin(ReadOnlyAdmin):
             "opts": self.opts,
             "form": form,
             "results": results,
+            "account_bets": account_bets is not None,
             "rows": [] if results is None else [
                 {"round": round_, "url": admin_url(round_), "cards": cards_html(round_.cards),
                  "staked": money_text(round_.staked, round_.game.currency) if round_.bet_count else EMPTY,
-                 "paid": money_text(round_.paid, round_.game.currency) if round_.paid is not None else EMPTY}
+                 "paid": money_text(round_.paid, round_.game.currency) if round_.paid is not None else EMPTY,
+                 "account_bets": [(admin_url(bet), bet, money_text(bet.stake, round_.game.currency), outcome_html(bet))
+                                  for bet in (account_bets or {}).get(round_.pk, [])]}
                 for round_ in results.rounds
             ],
             "export_url": (f"{self.own_url('recall_export')}?{request.GET.urlencode()}"

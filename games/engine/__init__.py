@@ -17,6 +17,7 @@ from .bets import (
 )
 from .cards import MAX_DECKS, MIN_DECKS, card_label, card_value, hand_score, is_red, label_symbol, label_value
 from .odds import Odds, exact_odds, house_edge, odds_report, return_to_player
+from .outcomes import BetOutcome, bet_outcome, dealt_event, event_label, multiplier_text, paytable_lines
 from .payout import (
     DEFAULT_MULTIPLIERS,
     BetType,
@@ -58,6 +59,7 @@ from .rules import Outcome, RoundResult, dealt_hands, play, result_from_labels, 
 
 __all__ = [
     "BET_TYPES", "MAIN_BET_TYPES", "REGISTRY", "SIDE_BET_TYPES", "bet_paytable", "bet_settlement",
+    "BetOutcome", "bet_outcome", "dealt_event", "event_label", "multiplier_text", "paytable_lines",
     "headline_multiplier", "side_bets_as_json", "side_bets_problems", "BetKind", "Deal", "EventCounts",
     "PaytableError", "bet_kind", "bet_odds", "bet_type_problem",
     "bet_odds_report", "bet_rtp", "deal_counts", "default_paytables", "event_counts_of_shoe", "event_of",

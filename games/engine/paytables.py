@@ -79,8 +79,9 @@ def main_paytables(multipliers: Multipliers) -> dict:
 
 
 def paytable_as_json(paytable) -> dict:
-    """{event: "multiplier"}: decimal text, so that no binary float ever carries a multiplier."""
-    return {event: str(multiplier) for event, multiplier in paytable.items()}
+    """{event: "multiplier"}: plain decimal text ("1E+1" is written "10"), so that no binary float
+    ever carries a multiplier and the database's check of the text reads it."""
+    return {event: format(Decimal(multiplier), "f") for event, multiplier in paytable.items()}
 
 
 def settlement_of(kind: BetKind | str, paytable, event: str) -> tuple:

@@ -162,15 +162,19 @@ def test_bet_and_ledger_rows_carry_stake_multiplier_payout_status_and_balances(a
         assert Decimal(row["stake"]) == bet.stake and Decimal(row["multiplier"]) == bet.multiplier
         # At the currency's places (USD "3.00"), as the API writes it.
         assert row["payout"] == ("" if bet.payout is None else f"{bet.payout:.2f}")
+        # A main bet's event is its round's outcome, once dealt (tests/admin/test_bet_outcomes.py: side bets).
+        assert row["event"] == (bet.round.outcome or "")
 
     ledger = {int(row["entry_id"]): row for row in rows_of(as_support.get(export_url(LedgerEntry)))}
     round_of_bet = dict(Bet.objects.values_list("pk", "round_id"))
+    outcome_of_bet = dict(Bet.objects.values_list("pk", "round__outcome"))
     for entry in LedgerEntry.objects.select_related("account"):
         row = ledger[entry.pk]
         assert (row["account"], row["kind"]) == (entry.account.external_id, entry.kind)
         assert Decimal(row["amount"]) == entry.amount and Decimal(row["balance_after"]) == entry.balance_after
         assert row["bet_id"] == ("" if entry.bet_id is None else str(entry.bet_id))
         assert row["round_id"] == ("" if entry.bet_id is None else str(round_of_bet[entry.bet_id]))
+        assert row["bet_event"] == ("" if entry.bet_id is None else outcome_of_bet[entry.bet_id] or "")
     assert any(row["amount"].startswith("-") for row in ledger.values()), "debits keep their sign"
 
 

@@ -27,6 +27,13 @@ def test_a_game_is_created_with_side_bets_stored_as_decimal_text(as_operator):
     assert response.json()["side_bets"] == stored
 
 
+def test_an_exponent_is_stored_as_plain_decimal_text(as_operator, game):
+    response = as_operator.patch(f"{API}/games/{game.slug}/", {"side_bets": {"PLAYER_PAIR": {"PAIR": "1.2e1"}},
+                                                               "reason": "written with an exponent"})
+    assert response.status_code == 200, response.content
+    assert GameInstance.objects.get(pk=game.pk).side_bets == {"PLAYER_PAIR": {"PAIR": "12"}}
+
+
 def test_json_numbers_are_read_exactly_and_stored_as_text(as_operator):
     raw = json.dumps(NEW_GAME)[:-1] + ', "side_bets": {"BANKER_PAIR": {"PAIR": 11.5000}}}'
     response = as_operator.generic("POST", f"{API}/games/", raw, content_type="application/json")

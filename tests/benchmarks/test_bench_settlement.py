@@ -1,8 +1,9 @@
-"""The settlement benchmark command: what it refuses, and one small run end to end.
+"""The settlement benchmark command: what it refuses, one small run end to end, and its check.
 
 The run checks that the command works and prints its figures; it asserts no speed (that is what
 the command is for, on a quiet machine). It wipes the database it runs on, so it runs as a
-subprocess against a throwaway database of its own, which the command creates and migrates.
+subprocess against a throwaway database of its own, which the command creates and migrates. The
+check is shown to find a wrong payout of a side bet on the benchmark's data, settled in process.
 """
 
 import os
@@ -14,9 +15,14 @@ import pytest
 import redis
 from django.conf import settings
 from django.core.management import CommandError, call_command
+from django.db import connection, transaction
 
 from benchmarks.database import drop_database, server_connection
+from benchmarks.settlement import data
+from benchmarks.settlement.check import verify
 from dbutils.postgresql import urls as database_urls
+from games.engine import BET_TYPES
+from settlement.services import settlement_sweep
 from tests import app_role
 
 # Of their own, and changeable, so that two test runs on one machine need not share them.
@@ -29,6 +35,12 @@ def test_refuses_a_database_it_must_not_wipe(db):
     """The test database's name does not end in "bench": it asks for --force."""
     with pytest.raises(CommandError, match="does not end in 'bench'"):
         call_command("bench_settlement", "--bets", "10")
+
+
+@pytest.mark.parametrize("share", ["-0.1", "1.5"])
+def test_refuses_a_side_bet_share_out_of_range(share):
+    with pytest.raises(CommandError, match="--side-bets is a share"):
+        call_command("bench_settlement", "--side-bets", share)
 
 
 def _drop(params: dict) -> None:
@@ -55,6 +67,8 @@ def test_small_run_prints_every_figure_and_exactly_once_ok(postgres, redis_url):
     output = result.stdout
     assert result.returncode == 0, output + result.stderr
     assert f"creating database {BENCH_DATABASE}" in output
+    side_bets = re.search(r"data set: 2000 bets \((\d+) side bets\)", output)
+    assert side_bets and int(side_bets[1]) > 0, output  # the default mix has side bets
     number = r"[\d,]+(?:\.\d+)?"
     row = rf"\s+{number}\s+{number}\s+(?:{number}|-)"  # seconds, bets/s, bets per CPU second
     assert re.search(rf"\(a\) floor: one SQL statement\s+2000{row}", output), output
@@ -66,3 +80,51 @@ def test_small_run_prints_every_figure_and_exactly_once_ok(postgres, redis_url):
         assert re.search(rf"{size} bets: peak {number} MB \(idle {number} MB", output), output
     assert "floor check: OK; naive check: OK" in output
     assert "exactly once: OK" in output
+
+
+# Wrong settlements of one side bet, each as a settlement with a bug would write it: (what, the
+# UPDATE of the first side bet it applies to, which the data set holds).
+WRONG_SIDE_BETS = [
+    ("paid a cent more", f"""
+        UPDATE {data.T_BET} SET payout = payout + 0.01
+        WHERE id = (SELECT min(id) FROM {data.T_BET} WHERE paytable IS NOT NULL AND status = 'WON')"""),
+    ("paid at its highest multiplier, not its event's", f"""
+        UPDATE {data.T_BET} SET payout = trunc(stake * multiplier, 2)
+        WHERE id = (SELECT min(id) FROM {data.T_BET} WHERE paytable IS NOT NULL AND status = 'WON'
+                    AND payout <> trunc(stake * multiplier, 2))"""),
+    ("a push kept as lost", f"""
+        UPDATE {data.T_BET} SET status = 'LOST', payout = 0
+        WHERE id = (SELECT min(id) FROM {data.T_BET} WHERE paytable IS NOT NULL AND status = 'PUSH')"""),
+    ("a loss paid at its highest multiplier", f"""
+        UPDATE {data.T_BET} SET status = 'WON', payout = trunc(stake * multiplier, 2)
+        WHERE id = (SELECT min(id) FROM {data.T_BET} WHERE paytable IS NOT NULL AND status = 'LOST')"""),
+]
+
+
+@pytest.fixture
+def events_table():
+    """The benchmark's events table, which the test database's flush does not know of, dropped after."""
+    yield data.T_EVENTS
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE IF EXISTS {data.T_EVENTS}")
+
+
+@pytest.mark.owner  # the data builder truncates the tables and makes the events table, as the tables' owner
+def test_the_check_finds_a_wrong_side_bet_settlement(postgres, events_table):
+    """On the benchmark's data, half of it side bets, settled by the product's sweep in this
+    process: the check passes; then it finds each wrong settlement of a single side bet."""
+    shape = data.Shape(bets_per_round=20, accounts=30, seed=7, client_id=data.bench_client(), side_bets=0.5)
+    dataset = data.build(2000, shape, say=lambda text: None)
+    assert dataset.side_bets > 0
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT DISTINCT bet_type FROM {data.T_BET}")
+        assert {bet_type for (bet_type,) in cursor.fetchall()} == set(BET_TYPES)
+    settlement_sweep()
+    assert verify(expect_all=True, data=dataset) == []
+    for what, wrong in WRONG_SIDE_BETS:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(wrong)
+            assert cursor.rowcount == 1, what
+            problems = verify(expect_all=True, data=dataset)
+            transaction.set_rollback(True)
+        assert "1 settled bets with a wrong status or payout" in problems, (what, problems)

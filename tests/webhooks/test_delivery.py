@@ -138,5 +138,8 @@ def test_settlement_reveals_and_alerts_are_delivered(receiver, endpoint, dealt_r
     by_type = {event["type"]: event["data"] for event in receiver.events()}
     assert by_type["round.settled"]["round"] == dealt_round.pk and by_type["round.settled"]["status"] == "SETTLED"
     assert by_type["bet.settled"]["stake"] == "10.00" and by_type["bet.settled"]["status"] in ("WON", "LOST", "PUSH")
+    # A main bet: no paytable of its own; its event is the round's outcome.
+    assert by_type["bet.settled"]["paytable"] is None
+    assert by_type["bet.settled"]["event"] == dealt_round.outcome
     assert len(by_type["seeds.revealed"]["server_seed"]) == 64
     assert by_type["alert.opened"]["message"] == "Bet 1 paid a lot."

@@ -5,16 +5,19 @@ from argparse import RawDescriptionHelpFormatter
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from benchmarks.settlement.data import SIDE_BETS_SHARE
 from benchmarks.settlement.run import Plan, run
 
 HELP = """\
 Benchmark settlement on PostgreSQL: bets settled per second by the real worker path (a Celery
 worker process running settlement.sweep), next to (a) the floor, one set-based SQL statement doing
 the minimum equivalent writes, and (b) a naive row-by-row ORM loop (measured on a sample), each on
-the same freshly generated data set (generation is not timed). It prints wall-clock bets/s, bets
-per CPU second (the Python process plus its database backend: steadier on a busy machine), the
-ratios worker/floor (target >= 0.50) and worker/naive (target >= 20x), the worker's peak memory
-(VmHWM) at two sizes, and an exactly-once check of the worker's result from the database.
+the same freshly generated data set (generation is not timed): main bets (45 % Player, 45 % Banker,
+10 % Tie) and side bets (20 % of all bets unless --side-bets says otherwise, spread evenly over
+every side bet type, each with its paytable). It prints wall-clock bets/s, bets per CPU second (the
+Python process plus its database backend: steadier on a busy machine), the ratios worker/floor
+(target >= 0.50) and worker/naive (target >= 20x), the worker's peak memory (VmHWM) at two sizes,
+and an exactly-once check of the worker's result from the database.
 
 The command WIPES every table of the audit, wallet, games and settlement apps (games, rounds, bets,
 accounts, ledger, batches, audit events, aggregates), so it runs only on a database whose name ends
@@ -66,6 +69,9 @@ class Command(BaseCommand):
         parser.add_argument("--batch-rounds", type=int, default=None,
                             help="SETTLEMENT_BATCH_ROUNDS for the worker (default: the setting, 200 unless the "
                                  "environment sets it)")
+        parser.add_argument("--side-bets", type=float, default=SIDE_BETS_SHARE,
+                            help="the share of bets that are side bets, from 0 to 1, spread evenly over every "
+                                 f"side bet type; the rest are main bets (default {SIDE_BETS_SHARE})")
         parser.add_argument("--seed", type=int, default=42, help="seed of the data set (default 42)")
         parser.add_argument("--repeat", type=int, default=1,
                             help="measure (a), (b) and (c) this many times each, on fresh data every time, and "
@@ -79,12 +85,14 @@ class Command(BaseCommand):
         if min(options[name] for name in counts) < 1:
             raise CommandError("--bets, --bets-per-round, --accounts, --workers, --naive-sample and --repeat "
                                "must be at least 1.")
+        if not 0 <= options["side_bets"] <= 1:
+            raise CommandError("--side-bets is a share of the bets, from 0 to 1 (e.g. 0.2).")
         plan = Plan(
             bets=options["bets"], bets_per_round=options["bets_per_round"], accounts=options["accounts"],
             workers=options["workers"], naive_sample=options["naive_sample"],
             memory_sizes=memory_sizes(options["memory_sizes"], options["bets"]), broker=options["broker"],
             batch_rounds=options["batch_rounds"] or settings.SETTLEMENT_BATCH_ROUNDS, seed=options["seed"],
-            repeat=options["repeat"],
+            repeat=options["repeat"], side_bets=options["side_bets"],
         )
         run(plan, force=options["force"], say=self.say)
 

@@ -1,6 +1,7 @@
 /*
- * Live return-to-player preview on the game form: as the operator types the decks or a multiplier,
- * ask the admin's rtp-preview endpoint (exact odds, computed on the server) and update the panel.
+ * Live return-to-player preview on the game form: as the operator types the decks, a multiplier or a
+ * side bet's paytable, ask the admin's rtp-preview endpoint (exact odds, computed on the server) and
+ * update the panel: a row per main bet, then one per side bet offered.
  * No dependencies; the panel is already filled in by the server for the initial values.
  */
 (function () {
@@ -13,7 +14,48 @@
     tie: "id_tie_multiplier",
     policy: "id_rtp_policy"
   };
+  var PAYTABLES = "id_side_bets";  // the side bets' editor: a row per side bet, an input per event
+  var CELLS = ["multiplier", "win_probability", "rtp", "house_edge", "min_rtp", "max_rtp"];
   var DELAY_MS = 250;
+
+  // The editor's side bets as JSON, {side bet: {event: multiplier}}: those ticked, their filled events.
+  function sideBets(table) {
+    var offered = {};
+    table.querySelectorAll("tr[data-side-bet]").forEach(function (row) {
+      var box = row.querySelector('input[type="checkbox"]');
+      if (!box || !box.checked) { return; }
+      var paytable = {};
+      row.querySelectorAll("input[data-event]").forEach(function (input) {
+        var value = input.value.trim();
+        if (value !== "") { paytable[input.getAttribute("data-event")] = value; }
+      });
+      offered[row.getAttribute("data-side-bet")] = paytable;
+    });
+    return JSON.stringify(offered);
+  }
+
+  // The side bets' rows follow what the server answered: made again on each answer.
+  function sideRows(panel, bets) {
+    var body = panel.querySelector("tbody");
+    if (!body) { return; }
+    body.querySelectorAll("tr[data-side]").forEach(function (row) { row.remove(); });
+    bets.forEach(function (bet) {
+      if (!bet.side) { return; }
+      var row = document.createElement("tr");
+      row.setAttribute("data-bet", bet.bet_type);
+      row.setAttribute("data-side", "1");
+      var heading = document.createElement("th");
+      heading.scope = "row";
+      heading.textContent = bet.label;
+      row.appendChild(heading);
+      CELLS.forEach(function (name) {
+        var cell = document.createElement("td");
+        cell.setAttribute("data-field", name);
+        row.appendChild(cell);
+      });
+      body.appendChild(row);
+    });
+  }
 
   function setText(element, text) {
     if (element) { element.textContent = text; }
@@ -31,7 +73,8 @@
         var messages = [];
         var errors = (data && data.errors) || {};
         Object.keys(errors).forEach(function (name) { messages.push(errors[name]); });
-        invalid.textContent = "Enter valid decks and multipliers to see the return to player. " + messages.join(" ");
+        invalid.textContent = "Enter valid decks, multipliers and paytables to see the return to player. " +
+          messages.join(" ");
       }
     }
     if (warning) {
@@ -48,7 +91,10 @@
     setText(panel.querySelector('[data-field="policy_max_rtp"]'),
             ok && data.policy && data.policy.max_rtp ? data.policy.max_rtp + " %" : "—");
     var bets = {};
-    if (ok) { data.bets.forEach(function (bet) { bets[bet.bet_type] = bet; }); }
+    if (ok) {
+      sideRows(panel, data.bets);
+      data.bets.forEach(function (bet) { bets[bet.bet_type] = bet; });
+    }
     panel.querySelectorAll("tr[data-bet]").forEach(function (row) {
       var bet = bets[row.getAttribute("data-bet")];
       row.classList.toggle("pf-rtp-over", Boolean(bet && bet.over_100));
@@ -73,6 +119,8 @@
       inputs[names[i]] = document.getElementById(FIELDS[names[i]]);
       if (!inputs[names[i]]) { return; }  // a read-only view: nothing to follow
     }
+    var paytables = document.getElementById(PAYTABLES);
+    if (!paytables) { return; }
     var url = panel.getAttribute("data-url");
     var timer = null;
     var latest = 0;
@@ -80,6 +128,7 @@
     function update() {
       var params = new URLSearchParams();
       names.forEach(function (name) { params.set(name, inputs[name].value); });
+      params.set("side_bets", sideBets(paytables));
       var request = ++latest;
       fetch(url + "?" + params.toString(), {
         credentials: "same-origin",
@@ -99,6 +148,8 @@
       inputs[name].addEventListener("input", schedule);
       inputs[name].addEventListener("change", schedule);
     });
+    paytables.addEventListener("input", schedule);
+    paytables.addEventListener("change", schedule);
   }
 
   if (document.readyState === "loading") {
