@@ -346,8 +346,10 @@ SPECTACULAR_SETTINGS = {
         "GameStatusEnum": "games.choices.GameStatus",
         "RoundStatusEnum": "games.choices.RoundStatus",
         "BetStatusEnum": "games.choices.BetStatus",
-        # Bet types and outcomes are the same choice set: PLAYER, BANKER, TIE.
-        "PlayerBankerTieEnum": "games.choices.BetType",
+        # A round's outcome (PLAYER, BANKER, TIE), every registered bet type, a batch's outcome.
+        "PlayerBankerTieEnum": "games.choices.Outcome",
+        "BetTypeEnum": "games.choices.BetType",
+        "BatchOutcomeEnum": "settlement.models.BatchOutcome",
         "LedgerKindEnum": "wallet.choices.LedgerKind",
         # The audit events' and the authentication log's action (approvals name actions too).
         "AuditActionEnum": "audit.choices.AuditAction",

@@ -80,7 +80,7 @@ class BetsWithLedgerFormSet(BaseInlineFormSet):
 class BetInline(admin.TabularInline):
     model = Bet
     formset = BetsWithLedgerFormSet
-    fields = ("bet_link", "account", "bet_type", "stake_shown", "multiplier", "status", "outcome", "payout_shown",
+    fields = ("bet_link", "account", "bet_type", "stake_shown", "multiplier", "status", "event_paid", "payout_shown",
               "ledger", "placed_at", "hold_reason")
     readonly_fields = fields
     extra = 0
@@ -109,7 +109,7 @@ class BetInline(admin.TabularInline):
         return ledger_entries_html(obj.ledger_entries_shown)
 
     @admin.display(description="event · paid")
-    def outcome(self, obj):
+    def event_paid(self, obj):
         return outcome_html(obj)
 
     @admin.display(description="stake")
@@ -128,8 +128,10 @@ def money_in_currency(amount, bet) -> str:
 
 @admin.register(Bet)
 class BetAdmin(ReadOnlyAdmin):
-    list_display = ("id", "round_link", "game", "account", "bet_type", "stake_shown", "multiplier", "status",
-                    "outcome", "payout_shown", "placed_at")
+    # The event and what it paid rather than the multiplier (a side bet's is only its paytable's
+    # highest), so that the list fits a laptop's screen; the bet's page shows both.
+    list_display = ("id", "round_link", "game", "account", "bet_type", "stake_shown", "status", "event_paid",
+                    "payout_shown", "placed_at")
     list_filter = ("status", "bet_type", "round__game", "placed_at")
     list_select_related = ("round__game", "account")
     search_fields = ("=account__external_id", "=idempotency_key", "=client__username")
@@ -139,7 +141,7 @@ class BetAdmin(ReadOnlyAdmin):
     csv_export = BETS_EXPORT
     change_list_template = "admin/backoffice/change_list.html"
     fields = ("id", "round_link", "game", "account", "client", "bet_type", "stake_shown", "multiplier",
-              "paytable_shown", "idempotency_key", "status", "outcome", "payout_shown", "placed_at", "settled_at",
+              "paytable_shown", "idempotency_key", "status", "event_paid", "payout_shown", "placed_at", "settled_at",
               "hold_reason", "held_at", "ledger")
     readonly_fields = fields
 
@@ -174,7 +176,7 @@ class BetAdmin(ReadOnlyAdmin):
         return ledger_entries_html(selectors.ledger_entries_of_bets([obj.pk]).get(obj.pk, []))
 
     @admin.display(description="event · paid")
-    def outcome(self, obj):
+    def event_paid(self, obj):
         return outcome_html(obj)
 
     @admin.display(description="paytable")

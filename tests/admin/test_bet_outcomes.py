@@ -123,7 +123,7 @@ def test_a_bet_on_a_round_not_yet_dealt_shows_no_event(as_support, side_game, in
     content = as_support.get(admin_url(round_, "change")).content.decode()
 
     assert "pf-bet-outcome" not in content
-    assert re.search(r'<td class="field-outcome">\s*<p>—</p>', content)
+    assert re.search(r'<td class="field-event_paid">\s*<p>—</p>', content)
 
 
 def test_the_round_page_reads_no_more_for_more_bets(as_support, side_game, integration, player):

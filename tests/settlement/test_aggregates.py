@@ -29,6 +29,7 @@ from games.models import Bet, Round
 from settlement import aggregates
 from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
 from tests.aggregates_helpers import brute_force, clock, play_random, settle, stored  # noqa: F401
+from tests.settlement.test_side_bets_end_to_end import MAIN_PAYS_ON, PUSHES, SIDE_BETS
 
 pytestmark = pytest.mark.django_db
 
@@ -272,26 +273,10 @@ def test_held_bets_count_only_once_settled_on_their_rounds_day(world, clock, set
 
 # --- Side bets: every bet type, on its own terms -------------------------------------------------
 
-SIDE_BETS = {
-    "PLAYER_PAIR": {"PAIR": "12"},
-    "BANKER_PAIR": {"PAIR": "11.5"},
-    "EITHER_PAIR": {"TWO_PAIRS": "26", "ONE_PAIR": "6"},
-    "PERFECT_PAIR": {"TWO_PERFECT_PAIRS": "201", "ONE_PERFECT_PAIR": "26"},
-    "DRAGON_BONUS_PLAYER": {"NATURAL_WIN": "2", "WIN_BY_9": "31", "WIN_BY_8": "11", "WIN_BY_7": "7",
-                            "WIN_BY_6": "5", "WIN_BY_5": "3", "WIN_BY_4": "2", "NATURAL_TIE": "1"},
-    "DRAGON_BONUS_BANKER": {"NATURAL_WIN": "2", "WIN_BY_9": "31", "WIN_BY_8": "11", "WIN_BY_7": "7",
-                            "WIN_BY_6": "5", "WIN_BY_5": "3", "WIN_BY_4": "2", "NATURAL_TIE": "1"},
-    "BANKER_COMMISSION_FREE": {"BANKER_WIN": "2", "BANKER_WIN_ON_SIX": "1.5", "TIE": "1"},
-}
 # The second day's paytables: bets of one side bet type on one day then carry two different ones.
 SIDE_BETS_LATER = {**SIDE_BETS, "PLAYER_PAIR": {"PAIR": "11.25"}, "EITHER_PAIR": {"TWO_PAIRS": "21", "ONE_PAIR": "6"},
                    "DRAGON_BONUS_BANKER": {"NATURAL_WIN": "2", "WIN_BY_9": "26", "WIN_BY_8": "11", "WIN_BY_7": "7",
                                            "WIN_BY_6": "5", "WIN_BY_5": "3", "WIN_BY_4": "2", "NATURAL_TIE": "1"}}
-# Written out here, not read from the registry: the events that return the stake whatever the
-# paytable, and a main bet's paying event at its multiplier.
-PUSHES = {"PLAYER": {"TIE"}, "BANKER": {"TIE"}, "DRAGON_BONUS_PLAYER": {"NATURAL_TIE"},
-          "DRAGON_BONUS_BANKER": {"NATURAL_TIE"}, "BANKER_COMMISSION_FREE": {"TIE"}}
-MAIN_PAYS_ON = {"PLAYER": "PLAYER", "BANKER": "BANKER", "TIE": "TIE"}
 
 
 def exact_ucents(stake, decks: int, bet_type: str, multiplier, paytable) -> int:
