@@ -5,7 +5,9 @@ consecutive nonces, a fresh random server seed: a round's side bets are settled 
 Dealer.play alone is reported beside it.
 The floor is the one HMAC-SHA256 block that a round needs (Dealer.block(nonce, 0): a copy of the
 pre-keyed HMAC per round), measured in the same run. The two are measured R times, interleaved,
-and the best of each is reported, because machines are noisy; times are the CPU time of this
+and the best of each is reported, because machines are noisy (many short runs, 25 of 20,000
+rounds by default: on a shared virtual machine a short run more often falls in a quiet spell, so
+their best repeats better than that of a few long ones); times are the CPU time of this
 process, so that other processes sharing the machine do not count (on an idle machine it equals
 the elapsed time of these single-threaded loops). Then exact odds are timed for every
 deck count 1–8, each with the cache cleared first, and once each the exact odds of every bet type

@@ -231,18 +231,27 @@ def events_of(deal: Deal, kinds=None) -> MappingProxyType:
 
 
 # The live path's key of a deal, one integer: each hand's first two faces (their pair kind and
-# two-card score, looked up by the ordered pair of faces) and the final scores. That is the whole
-# Deal: the two-card scores and the Player's final one tell who drew. Each key's events are
-# computed once, on first sight, from ``observe``.
+# two-card score) and the final scores. That is the whole Deal: the two-card scores and the Player's
+# final one tell who drew. Each key's events are computed once, on first sight, from ``observe``.
 _TWO_CARD_CODES = tuple(
     _PAIR_KIND[a * CARDS_PER_DECK + b] * 10 + (_SHOE_VALUES[a] + _SHOE_VALUES[b]) % 10
     for a in range(CARDS_PER_DECK) for b in range(CARDS_PER_DECK)
 )
-# Thirty distinct int objects each, shared by the 2,704 entries: the tables stay in the CPU's cache.
+# Thirty distinct int objects each, shared by every entry: the tables stay in the CPU's cache.
 _PLAYER_STRIDES = tuple(code * 3000 for code in range(30))
 _BANKER_STRIDES = tuple(code * 100 for code in range(30))
-_PLAYER_TWO = tuple(_PLAYER_STRIDES[code] for code in _TWO_CARD_CODES)
-_BANKER_TWO = tuple(_BANKER_STRIDES[code] for code in _TWO_CARD_CODES)
+
+
+def _key_rows(strides: tuple) -> tuple:
+    """[first card][second card] → that hand's part of the key, by card index of the largest shoe:
+    two subscripts a hand. One row per face (52), shared by the decks."""
+    shoe = range(CARDS_PER_DECK * MAX_DECKS)
+    rows = tuple(tuple(strides[_TWO_CARD_CODES[_FACE_ROW[a] + _FACE[b]]] for b in shoe) for a in range(CARDS_PER_DECK))
+    return tuple(rows[face] for face in _FACE)
+
+
+_PLAYER_KEY = _key_rows(_PLAYER_STRIDES)
+_BANKER_KEY = _key_rows(_BANKER_STRIDES)
 _EVENTS_BY_KEY = [None] * 30 * 3000  # a list: faster than a dict for a loop that also runs HMAC
 # Each distinct set of events once: keys whose deals differ only in what no rule tells apart share
 # one mapping (about 200 of them against thousands of keys), which stays in the CPU's cache.
@@ -254,8 +263,7 @@ def round_events(result: RoundResult) -> MappingProxyType:
 
     Runs for every round dealt, so it reads the round once and looks its events up by one integer."""
     _cards, player, banker, player_score, banker_score, _natural, _outcome = result
-    key = (_PLAYER_TWO[_FACE_ROW[player[0]] + _FACE[player[1]]] + _BANKER_TWO[_FACE_ROW[banker[0]] + _FACE[banker[1]]]
-           + player_score * 10 + banker_score)
+    key = _PLAYER_KEY[player[0]][player[1]] + _BANKER_KEY[banker[0]][banker[1]] + player_score * 10 + banker_score
     events = _EVENTS_BY_KEY[key]
     if events is None:
         events = events_of(observe(result))

@@ -14,9 +14,9 @@ class Command(BaseCommand):
     requires_system_checks = []
 
     def add_arguments(self, parser):
-        parser.add_argument("--rounds", default="100000", help="rounds per measurement (default 100000)")
+        parser.add_argument("--rounds", default="20000", help="rounds per measurement (default 20000)")
         parser.add_argument("--decks", default="8", help="decks in the shoe, 1 to 8 (default 8)")
-        parser.add_argument("--repeats", default="7", help="interleaved measurements, best kept (default 7)")
+        parser.add_argument("--repeats", default="25", help="interleaved measurements, best kept (default 25)")
         parser.add_argument("--json", action="store_true", help="print the figures as one line of JSON")
 
     def handle(self, *args, **options):
