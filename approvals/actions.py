@@ -24,6 +24,7 @@ from games import locks as game_locks
 from games import services as game_services
 from games.choices import BetStatus, GameStatus, RoundStatus
 from games.models import Bet, GameInstance, Round, RtpPolicy
+from games.side_bet_forms import side_bets_text
 from wallet import locks as wallet_locks
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services
@@ -88,6 +89,8 @@ def _game_activates(arguments: dict) -> bool:
 
 
 def _shown(value) -> str:
+    if isinstance(value, dict):  # a game's side bets: {side bet: {event: multiplier}}
+        return side_bets_text(value)
     return "empty" if value in (None, "") else str(value)
 
 

@@ -2,9 +2,8 @@
 and the reading of side bets from it or from JSON (the live preview's request), every problem named
 by its side bet and event.
 
-The rule itself is the engine's (``side_bets_problems``); here multipliers must also be decimal text
-in ASCII digits ("12", "1.5"), as the database's check stores them: never a binary float, "NaN" or
-"1e3".
+The rule is the engine's (``side_bets_problems``), the API's and the model's too: a multiplier
+given as text is decimal text in ASCII digits ("12", "1.5"), never "NaN" or "1e3".
 """
 
 import json
@@ -13,10 +12,8 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.html import format_html, format_html_join
 
-from backoffice.text import DECIMAL_TEXT
 from games.engine import REGISTRY, SIDE_BET_TYPES, side_bets_as_json, side_bets_problems
 
-DECIMAL_TEXT_PROBLEM = "must be a decimal number written in ASCII digits, such as 12 or 1.5"
 EXAMPLE = '{"PLAYER_PAIR": {"PAIR": "12"}, "EITHER_PAIR": {"ONE_PAIR": "6", "TWO_PAIRS": "6"}}'
 
 
@@ -49,15 +46,6 @@ def _paytable_text(name: str, paytable) -> str:
                      in sorted(paytable.items(), key=lambda item: _position(events, item[0])))
 
 
-def _text_problems(side_bets: dict) -> dict:
-    """{"NAME.EVENT": problem} for each multiplier of a known event given as text that is not plain
-    decimal text (the engine reads "1e3" and "NaN" as numbers; the database stores neither)."""
-    return {f"{name}.{event}": DECIMAL_TEXT_PROBLEM
-            for name, paytable in side_bets.items() if name in SIDE_BET_TYPES and isinstance(paytable, dict)
-            for event, multiplier in paytable.items() if event in REGISTRY[name].events
-            and isinstance(multiplier, str) and not DECIMAL_TEXT.fullmatch(multiplier)}
-
-
 def checked_side_bets(raw) -> tuple:
     """(side bets normalised for storage, []) or (None, [messages naming each side bet and event]).
 
@@ -70,13 +58,7 @@ def checked_side_bets(raw) -> tuple:
             raw = json.loads(raw, parse_float=str, parse_int=str, parse_constant=str)
         except (ValueError, RecursionError) as error:
             return None, [f"The side bets are not valid JSON ({error}). For example: {EXAMPLE}"]
-    problems = {}
-    if isinstance(raw, dict):
-        raw = {name: {event: value.strip() if isinstance(value, str) else value for event, value in paytable.items()}
-               if isinstance(paytable, dict) else paytable for name, paytable in raw.items()}
-        problems = _text_problems(raw)
-    for key, problem in side_bets_problems(raw).items():
-        problems.setdefault(key, problem)
+    problems = side_bets_problems(raw)
     if problems:
         messages = []
         for key, problem in problems.items():

@@ -8,6 +8,7 @@ from backoffice.admin.base import BackOfficeAdmin
 from backoffice.admin.html import changelist_url, service_error_messages
 from backoffice.formatting import EMPTY
 from games import services
+from games.engine import REGISTRY, SIDE_BET_TYPES
 from games.forms import RtpPolicyForm
 from games.models import GameInstance, RtpPolicy
 from games.rtp import LIMIT_FIELDS
@@ -22,7 +23,8 @@ class PolicyRejected(Exception):
 @admin.register(RtpPolicy)
 class RtpPolicyAdmin(BackOfficeAdmin):
     form = RtpPolicyForm
-    list_display = ("name", "player_limits", "banker_limits", "tie_limits", "max_rtp", "games_link", "updated_at")
+    list_display = ("name", "player_limits", "banker_limits", "tie_limits", "side_bet_limits", "max_rtp", "games_link",
+                    "updated_at")
     search_fields = ("name",)
     search_help_text = "Name (or part of it)."
 
@@ -37,8 +39,12 @@ class RtpPolicyAdmin(BackOfficeAdmin):
         return fieldsets
 
     def _limits(self, obj, bet_type):
+        """"97 – 99", "≥ 97", "≤ 99", or "–" when the policy does not limit the bet (percent)."""
         low, high = (getattr(obj, name) for name in LIMIT_FIELDS[bet_type])
-        return f"{low if low is not None else EMPTY} – {high if high is not None else EMPTY}"
+        low, high = (None if limit is None else f"{limit.normalize():f}" for limit in (low, high))
+        if low is not None and high is not None:
+            return f"{low} – {high}"
+        return f"≥ {low}" if low is not None else f"≤ {high}" if high is not None else EMPTY
 
     @admin.display(description="Player %")
     def player_limits(self, obj):
@@ -51,6 +57,13 @@ class RtpPolicyAdmin(BackOfficeAdmin):
     @admin.display(description="Tie %")
     def tie_limits(self, obj):
         return self._limits(obj, "TIE")
+
+    @admin.display(description="Side bets %")
+    def side_bet_limits(self, obj):
+        """Only the side bets the policy limits: seven more columns would not fit a laptop's screen."""
+        limited = [f"{REGISTRY[name].label} {self._limits(obj, name)}" for name in SIDE_BET_TYPES
+                   if any(getattr(obj, field) is not None for field in LIMIT_FIELDS[name])]
+        return "; ".join(limited) or EMPTY
 
     @admin.display(description="Games")
     def games_link(self, obj):

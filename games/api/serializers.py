@@ -14,7 +14,7 @@ from audit.validators import REASON_REQUIRED
 from backoffice.api.serializers import LengthFirstListField, StrictCharField, StrictInputMixin, reason_field
 from backoffice.converters import MAX_ID
 from games.choices import BetStatus, BetType, Outcome, RoundStatus
-from games.engine import MAX_DECKS, MIN_DECKS, Multipliers, side_bets_as_json, side_bets_problems
+from games.engine import MAX_DECKS, MIN_DECKS, Multipliers, dealt_event, side_bets_as_json, side_bets_problems
 from games.models import Bet, GameInstance, Round, RtpPolicy, SeedPair
 from games.rtp import configuration_errors
 from games.validators import (
@@ -286,12 +286,19 @@ class BetSerializer(serializers.ModelSerializer):
     account = serializers.CharField(source="account.external_id", read_only=True)
     client = serializers.CharField(source="client.username", read_only=True,
                                    help_text="The integration client that placed the bet.")
+    event = serializers.SerializerMethodField(
+        help_text="What the bet type's rule yields on the round's deal, the event its paytable pays on "
+        "(PLAYER, PAIR, WIN_BY_5, NATURAL_TIE…); null until the round is dealt.")
 
     class Meta:
         model = Bet
-        fields = ["id", "round", "game", "account", "bet_type", "stake", "multiplier", "paytable", "status", "payout",
-                  "idempotency_key", "client", "placed_at", "settled_at", "hold_reason", "held_at"]
+        fields = ["id", "round", "game", "account", "bet_type", "stake", "multiplier", "paytable", "event", "status",
+                  "payout", "idempotency_key", "client", "placed_at", "settled_at", "hold_reason", "held_at"]
         read_only_fields = fields
+
+    def get_event(self, bet) -> str | None:
+        round_ = bet.round  # every path that shows a bet has its round (and game) in hand already
+        return dealt_event(bet.bet_type, round_.cards, round_.player_cards, round_.banker_cards)
 
 
 class BetPlaceSerializer(StrictInputMixin, serializers.Serializer):

@@ -1,5 +1,6 @@
 """Settlement of one bet: the amount returned to the bettor, stake included (baccarat-rules.md)."""
 
+import re
 from decimal import ROUND_DOWN, Decimal
 from typing import NamedTuple
 
@@ -30,6 +31,10 @@ MINOR_UNIT = Decimal("0.01")  # the unit of a two-place currency; settlement pas
 MIN_MULTIPLIER = Decimal("1.0")
 MAX_MULTIPLIER = Decimal("1000")
 MULTIPLIER_DECIMAL_PLACES = 4
+# A multiplier given as text is read as written: ASCII digits and a point, no exponent, underscore or
+# other digits (Decimal would read "1e3", "1_000" and "١٢"). A number the JSON parser read is a Decimal.
+MULTIPLIER_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+MULTIPLIER_TEXT_PROBLEM = "must be a decimal number written in ASCII digits, such as 12 or 1.5"
 
 
 class Multipliers(NamedTuple):
@@ -48,6 +53,8 @@ def multiplier_problem(value) -> str | None:
     """Why ``value`` cannot be a multiplier, or None when it can (≥ 1.0, ≤ 1000, ≤ 4 places)."""
     if isinstance(value, bool) or not isinstance(value, (Decimal, int, str)):
         return "must be a decimal number"
+    if isinstance(value, str) and not MULTIPLIER_TEXT.fullmatch(value.strip()):
+        return MULTIPLIER_TEXT_PROBLEM
     try:
         value = Decimal(value)
     except ArithmeticError:

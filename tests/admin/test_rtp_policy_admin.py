@@ -5,6 +5,7 @@ from decimal import Decimal
 import pytest
 
 from audit.models import AuditEvent
+from backoffice.formatting import EMPTY
 from games import services as game_services
 from games.models import GameInstance, RtpPolicy
 from tests.admin.helpers import admin_url, change_form, snapshot
@@ -60,3 +61,14 @@ def test_the_preview_shows_the_policy_limits(as_operator, game, mga):
     without = as_operator.get(admin_url(GameInstance, "rtp_preview"),
                               {"decks": "8", "player": "2", "banker": "1.9", "tie": "9"}).json()
     assert without["policy"] is None and without["policy_errors"] == []
+
+
+def test_the_policy_list_shows_the_side_bets_it_limits(as_admin, administrator):
+    game_services.rtp_policy_create(actor=administrator, name="UKGC", min_banker_rtp=Decimal("97"),
+                                    max_player_pair_rtp=Decimal("92"), min_dragon_bonus_banker_rtp=Decimal("90"))
+    game_services.rtp_policy_create(actor=administrator, name="Main only", max_tie_rtp=Decimal("90"))
+    page = as_admin.get(admin_url(RtpPolicy, "changelist")).content.decode()
+    assert '<td class="field-side_bet_limits">Player pair ≤ 92; Dragon Bonus Banker ≥ 90</td>' in page
+    assert '<td class="field-banker_limits">≥ 97</td>' in page and '<td class="field-tie_limits">≤ 90</td>' in page
+    limiting_no_side_bet = RtpPolicy.objects.count() - 1  # "Main only", and any a migration made
+    assert page.count(f'<td class="field-side_bet_limits">{EMPTY}</td>') == limiting_no_side_bet

@@ -7,9 +7,10 @@ from decimal import Decimal
 
 import pytest
 
-from games.engine import bet_odds, bet_rtp, make_paytable
+from games.engine import BET_TYPES, REGISTRY, SIDE_BET_TYPES, bet_odds, bet_rtp, make_paytable
 from games.models import Bet, GameInstance
 from tests.api.helpers import API, assert_names_field
+from tests.games.engine.side_bet_oracle import EVENT_OF
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("games_created_at_once")]
 
@@ -27,11 +28,23 @@ def test_a_game_is_created_with_side_bets_stored_as_decimal_text(as_operator):
     assert response.json()["side_bets"] == stored
 
 
-def test_an_exponent_is_stored_as_plain_decimal_text(as_operator, game):
-    response = as_operator.patch(f"{API}/games/{game.slug}/", {"side_bets": {"PLAYER_PAIR": {"PAIR": "1.2e1"}},
-                                                               "reason": "written with an exponent"})
+def test_a_json_number_with_an_exponent_is_stored_as_plain_decimal_text(as_operator, game):
+    raw = '{"side_bets": {"PLAYER_PAIR": {"PAIR": 1.2e1}}, "reason": "written with an exponent"}'
+    response = as_operator.generic("PATCH", f"{API}/games/{game.slug}/", raw, content_type="application/json")
     assert response.status_code == 200, response.content
     assert GameInstance.objects.get(pk=game.pk).side_bets == {"PLAYER_PAIR": {"PAIR": "12"}}
+
+
+@pytest.mark.parametrize("text", ["1.2e1", "NaN", "1_2", "١٢", "12 pounds"])
+def test_a_multiplier_as_text_is_plain_decimal_text_as_for_the_main_bets(as_operator, game, unchanged, text):
+    with unchanged():
+        response = as_operator.patch(f"{API}/games/{game.slug}/", {"side_bets": {"PLAYER_PAIR": {"PAIR": text}},
+                                                                   "reason": "written oddly"}, format="json")
+    assert_names_field(response, 400, "side_bets")
+    assert "PLAYER_PAIR.PAIR: must be a decimal number written in ASCII digits" in str(response.json())
+    main = as_operator.patch(f"{API}/games/{game.slug}/", {"tie_multiplier": text, "reason": "written oddly"},
+                             format="json")
+    assert_names_field(main, 400, "tie_multiplier")
 
 
 def test_json_numbers_are_read_exactly_and_stored_as_text(as_operator):
@@ -93,3 +106,27 @@ def test_a_side_bet_answers_with_its_paytable(as_operator, as_integration, game,
     body = response.json()
     assert body["paytable"] == {"NATURAL_WIN": "2", "WIN_BY_9": "31", "NATURAL_TIE": "1"}
     assert Decimal(body["multiplier"]) == 31
+
+
+def test_every_bet_answers_with_its_event_on_the_deal(as_operator, as_integration, as_support, game, open_round,
+                                                      player):
+    every_side_bet = {name: {event: str(pays) for event, pays in REGISTRY[name].default_paytable.items()}
+                      for name in SIDE_BET_TYPES}
+    response = as_operator.patch(f"{API}/games/{game.slug}/", {"side_bets": every_side_bet, "reason": "every side bet"},
+                                 format="json")
+    assert response.status_code == 200, response.content
+    placed = {}
+    for bet_type in BET_TYPES:
+        response = as_integration.post(f"{API}/rounds/{open_round.pk}/bets/", {
+            "account": "player-1", "bet_type": bet_type, "stake": "5.00", "idempotency_key": bet_type})
+        assert response.status_code == 201, response.content
+        assert response.json()["event"] is None  # not dealt yet
+        placed[bet_type] = response.json()["id"]
+    dealt = as_integration.post(f"{API}/rounds/{open_round.pk}/deal/").json()
+    for bet_type, bet_id in placed.items():
+        event = as_support.get(f"{API}/bets/{bet_id}/").json()["event"]
+        assert event == EVENT_OF[bet_type](dealt), bet_type  # the tests' own rules, not the engine's
+    listed = {bet["bet_type"]: bet["event"] for bet in as_support.get(f"{API}/bets/", {"round": open_round.pk})
+              .json()["results"]}
+    assert listed == {bet_type: EVENT_OF[bet_type](dealt) for bet_type in BET_TYPES}
+    assert {bet["event"] for bet in dealt["bets"]} == set(listed.values())

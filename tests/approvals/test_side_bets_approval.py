@@ -177,7 +177,8 @@ def test_a_request_over_side_bets_changed_since_is_flagged_and_refused(operator,
     page = as_second.get(admin_url(second, "change")).content.decode()
     assert ("<td>none</td><td>Player pair: PAIR 11</td><td>Player pair: PAIR 12<strong> (changed since proposed)"
             "</strong></td>") in page
-    as_second.post(admin_url(second, "approve"), {"reason": "ok"})
+    refused = as_second.post(admin_url(second, "approve"), {"reason": "ok"}, follow=True).content.decode()
+    assert "it was none, it is now Player pair: PAIR 12." in refused  # read as the diff reads, not a dict
     assert Approval.objects.get(pk=second.pk).status == "pending"
     assert GameInstance.objects.get().side_bets == PAIRS
 

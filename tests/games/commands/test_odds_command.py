@@ -123,8 +123,8 @@ def test_table_uses_the_multipliers_given():
     (["--banker", "0"], "banker", "at least"),
     (["--tie", "-9"], "tie", "at least"),
     (["--tie", "abc"], "tie", "decimal number"),
-    (["--player", "NaN"], "player", "finite"),
-    (["--banker", "Infinity"], "banker", "finite"),
+    (["--player", "NaN"], "player", "ASCII digits"),
+    (["--banker", "Infinity"], "banker", "ASCII digits"),
     (["--tie", "1000.5"], "tie", "at most 1000"),
     (["--player", "1.23456"], "player", "decimal places"),
 ])

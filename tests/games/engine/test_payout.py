@@ -72,10 +72,12 @@ def test_bet_return_uses_the_multiplier_it_is_given():
 @pytest.mark.parametrize(("value", "problem"), [
     ("1.0", None), ("1", None), (Decimal("1.95"), None), (2, None), ("1000", None), ("9.1234", None),
     ("0.99", "at least"), ("0", "at least"), ("-2", "at least"),
-    ("1000.0001", "at most 1000"), ("1e4", "at most 1000"),
+    ("1000.0001", "at most 1000"), (Decimal("1e4"), "at most 1000"), (" 12 ", None),
     ("1.00001", "decimal places"),
-    ("NaN", "finite"), ("Infinity", "finite"), ("-Infinity", "finite"),
-    ("abc", "decimal number"), ("", "decimal number"), (1.5, "decimal number"), (True, "decimal number"),
+    (Decimal("NaN"), "finite"), (Decimal("Infinity"), "finite"), (Decimal("-Infinity"), "finite"),
+    ("NaN", "ASCII digits"), ("Infinity", "ASCII digits"), ("1e3", "ASCII digits"), ("1_000", "ASCII digits"),
+    ("١٢", "ASCII digits"), ("abc", "decimal number"), ("", "decimal number"), (1.5, "decimal number"),
+    (True, "decimal number"),
     (None, "decimal number"),
 ])
 def test_multiplier_problem(value, problem):
