@@ -4,7 +4,8 @@
 
 Creates the role groups, one demo user per role (named after the role, with the password
 ``<role>-demo-password``, which is why it refuses to run without DEBUG unless ``--force``), four
-game instances (one suspended), twenty funded accounts, and plays rounds with random bets:
+game instances (one suspended, the main table offering every side bet at its default paytable),
+twenty funded accounts, and plays rounds with random bets:
 ``rounds_open``, ``bets_place_rounds`` (the rounds' bets in one bulk request), ``rounds_deal``, a few seed
 rotations (so many rounds are verifiable), a few voided rounds and two configuration changes. Bet
 choices come from a fixed random seed, so runs are repeatable; server seeds come from the services
@@ -51,6 +52,7 @@ from backoffice.roles import Role, sync_role_groups
 from core.errors import Conflict
 from games import services
 from games.choices import BetType, GameStatus, RoundStatus
+from games.engine import REGISTRY, SIDE_BET_TYPES, side_bets_as_json
 from games.management.commands.create_staff_user import create_staff_user
 from games.models import GameInstance, Round
 from settlement.receivers import dealt_rounds_left_to_the_sweep
@@ -92,7 +94,8 @@ def demo_password(username: str) -> str:
 
 # (slug, name, configuration, share of the rounds played). The last one is suspended.
 DEMO_GAMES = (
-    ("demo-main", "Main table", {"decks": 8, "min_bet": "1.00", "max_bet": "1000.00"}, 6),
+    ("demo-main", "Main table", {"decks": 8, "min_bet": "1.00", "max_bet": "1000.00",
+                                 "side_bets": {name: REGISTRY[name].default_paytable for name in SIDE_BET_TYPES}}, 6),
     ("demo-single-deck", "Single deck",
      {"decks": 1, "tie_multiplier": "8.0", "min_bet": "1.00", "max_bet": "500.00"}, 3),
     ("demo-high-limit", "High limit",
@@ -115,6 +118,7 @@ ACCOUNT_PREFIX = "demo-player-"
 TOP_UP = Decimal("2000.00")
 STAKES = [Decimal(s) for s in ("1", "2", "5", "10", "10", "20", "25", "50", "100", "250", "500")]
 BET_TYPES = [BetType.BANKER] * 9 + [BetType.PLAYER] * 9 + [BetType.TIE] * 2
+SIDE_BET_SHARE = 0.25  # of the bets on a game that offers side bets, spread evenly over those it offers
 BETS_PER_ROUND = [0, 1, 1, 1, 1, 2, 2, 3]
 VOIDS = 20  # about this many rounds are voided (with their bets refunded) instead of dealt
 ROTATIONS = 6
@@ -224,6 +228,8 @@ class Command(BaseCommand):
             if game is None:
                 fields = {key: Decimal(value) if key.endswith(("_bet", "_multiplier")) else value
                           for key, value in config.items()}
+                if "side_bets" in fields:
+                    fields["side_bets"] = side_bets_as_json(fields["side_bets"])
                 game = services.game_create(actor=operator, slug=slug, name=name, client_seed=f"{slug}-client",
                                             **fields)
                 if slug == SUSPENDED_SLUG:
@@ -437,7 +443,7 @@ class DemoPlayer:
             covered = self.balances[account.pk] >= stake
             if covered:
                 self.balances[account.pk] -= stake
-            bets.append((account, self.rng.choice(BET_TYPES), stake, covered))
+            bets.append((account, self.bet_type(game), stake, covered))
         void = (self.stats["rounds"] + 1) % self.void_every == 0
         self.planned.append(PlannedRound(game, bets, self.rng.choice(VOID_REASONS) if void else None, moment))
         self.stats["rounds"] += 1
@@ -473,6 +479,11 @@ class DemoPlayer:
         if planned[-1].void_reason is not None:
             services.round_void(round_id=rounds[-1].pk, actor=self.operator, reason=planned[-1].void_reason)
             self.stats["voided"] += 1
+
+    def bet_type(self, game) -> str:
+        if game.side_bets and self.rng.random() < SIDE_BET_SHARE:
+            return self.rng.choice(list(game.side_bets))
+        return self.rng.choice(BET_TYPES)
 
     def stake(self, game) -> Decimal:
         stake = self.rng.choice(STAKES)
