@@ -197,17 +197,22 @@ def outcome_tests() -> list:
     return found
 
 
-def _return_variance(decks: int, bet_type: str, multiplier: Decimal, paytable=None) -> tuple[Fraction, Fraction]:
-    """(mean, variance) of what one unit staked returns, for any bet type: its event's multiplier in
-    the paytable it settles on (``bet_paytable``: a side bet's own, a main bet's from its multiplier),
-    weighed by the exact probabilities of its events on the shoe."""
+# Cochran's rule for the mean of a skewed variable to be near normal: more than 25 × skewness²
+# samples (Sugden, Smith & Jones, JASA 2000). A Dragon Bonus (31 to 1 at 0.3 %) needs about 1,500.
+NORMAL_ENOUGH_PER_SKEWNESS_SQUARED = 25
+
+
+def _return_moments(decks: int, bet_type: str, multiplier: Decimal, paytable=None) -> tuple:
+    """(mean, variance, skewness) of what one unit staked returns, for any bet type: its event's
+    multiplier in the paytable it settles on (``bet_paytable``: a side bet's own, a main bet's from
+    its multiplier), weighed by the exact probabilities of its events on the shoe."""
     table = bet_paytable(bet_type, multiplier, paytable)
-    mean = second = Fraction(0)
-    for event, probability in bet_odds(decks)[bet_type].probabilities().items():
-        returned = Fraction(settlement_of(bet_type, table, event)[1])
-        mean += probability * returned
-        second += probability * returned * returned
-    return mean, second - mean * mean
+    returns = [(probability, Fraction(settlement_of(bet_type, table, event)[1]))
+               for event, probability in bet_odds(decks)[bet_type].probabilities().items()]
+    mean = sum(probability * returned for probability, returned in returns)
+    variance = sum(probability * (returned - mean) ** 2 for probability, returned in returns)
+    third = sum(probability * (returned - mean) ** 3 for probability, returned in returns)
+    return mean, variance, float(third) / float(variance) ** 1.5 if variance else 0.0
 
 
 def rtp_bands() -> list:
@@ -218,7 +223,9 @@ def rtp_bands() -> list:
     Σ stake·RTP and variance Σ stake²·σ², σ² the variance of one unit's return on the bet's own terms
     (a main bet's multiplier, a side bet's paytable) and shoe (exact). The band is
     ALERT_RTP_BAND_SIGMAS standard deviations either side (4: a false alarm once in ~16,000
-    game-bet-type-days), and only from ALERT_RTP_MIN_BETS bets (the tie's 9:1 return is skewed).
+    game-bet-type-days), and only from enough bets for the normal law to hold: ALERT_RTP_MIN_BETS,
+    or more for a skewed return (Cochran's rule: a tie needs about 190, a Dragon Bonus about 1,500),
+    lest a few long shots raise false alarms.
     """
     start, end = _recent_days()
     rows = (Bet.objects.filter(status__in=SETTLED, settled_at__date__range=(start, end))
@@ -227,9 +234,11 @@ def rtp_bands() -> list:
     groups = {}
     for row in rows:
         key = (row["round__game__slug"], str(row["settled_at__date"]), row["bet_type"])
-        mean, variance = _return_variance(row["round__decks"], row["bet_type"], row["multiplier"], row["paytable"])
+        mean, variance, skewness = _return_moments(row["round__decks"], row["bet_type"], row["multiplier"],
+                                                   row["paytable"])
         group = groups.setdefault(key, {"bets": 0, "handle": Fraction(0), "paid": Fraction(0), "expected": Fraction(0),
-                                        "variance": Fraction(0)})
+                                        "variance": Fraction(0), "needed": settings.ALERT_RTP_MIN_BETS})
+        group["needed"] = max(group["needed"], math.ceil(NORMAL_ENOUGH_PER_SKEWNESS_SQUARED * skewness ** 2))
         group["bets"] += row["bets"]
         group["handle"] += Fraction(row["handle"])
         group["paid"] += Fraction(row["paid"])
@@ -237,7 +246,7 @@ def rtp_bands() -> list:
         group["variance"] += Fraction(row["squares"]) * variance
     found = []
     for (slug, day, bet_type), group in sorted(groups.items()):
-        if group["bets"] < settings.ALERT_RTP_MIN_BETS or group["variance"] == 0:
+        if group["bets"] < group["needed"] or group["variance"] == 0:
             continue
         sigma = math.sqrt(group["variance"])
         deviation = float(group["paid"] - group["expected"]) / sigma

@@ -89,7 +89,7 @@ def test_a_main_bets_return_variance_is_its_win_push_or_loss():
             for multiplier in ("1.95", "2", "8.5", "1000"):
                 m = Fraction(Decimal(multiplier))
                 mean = win * m + push
-                assert checks._return_variance(decks, bet_type, Decimal(multiplier)) == (
+                assert checks._return_moments(decks, bet_type, Decimal(multiplier))[:2] == (
                     mean, win * m * m + push - mean * mean)
 
 
@@ -110,9 +110,9 @@ def test_a_side_bets_return_variance_is_its_paytables(decks):
     # A natural tie is a push whatever the paytable says: listed or not, it returns the stake.
     returned = {event: Fraction(Decimal(value)) for event, value in DRAGON.items()}
     for paytable in (DRAGON, {k: v for k, v in DRAGON.items() if k != "NATURAL_TIE"}):
-        assert checks._return_variance(decks, "DRAGON_BONUS_BANKER", Decimal("31"), paytable) == _moments(
+        assert checks._return_moments(decks, "DRAGON_BONUS_BANKER", Decimal("31"), paytable)[:2] == _moments(
             decks, "DRAGON_BONUS_BANKER", returned)
-    assert checks._return_variance(decks, "PERFECT_PAIR", Decimal("26"), {"ONE_PERFECT_PAIR": "26"}) == _moments(
+    assert checks._return_moments(decks, "PERFECT_PAIR", Decimal("26"), {"ONE_PERFECT_PAIR": "26"})[:2] == _moments(
         decks, "PERFECT_PAIR", {"ONE_PERFECT_PAIR": 26})
 
 
@@ -130,6 +130,27 @@ def test_a_side_bets_band_weighs_each_bet_by_its_own_paytable(settled_bets):
     assert finding.details["expected_rtp"] == pytest.approx(float(expected), rel=1e-12)
     assert finding.details["deviation_sigmas"] == pytest.approx((3600 - float(expected) * 10000) / sigma, rel=1e-9)
     assert finding.details["deviation_sigmas"] < -4
+
+
+def test_a_returns_skewness_is_its_third_moment_over_the_variances():
+    # The tie at 9 to 1: a win returns 9, a loss 0, so the skewness is a Bernoulli's, (1 - 2p) / sqrt(p q).
+    p = float(exact_odds(8).tie)
+    assert checks._return_moments(8, "TIE", Decimal("9"))[2] == pytest.approx((1 - 2 * p) / math.sqrt(p * (1 - p)))
+    assert abs(checks._return_moments(8, "BANKER", Decimal("1.95"))[2]) < 0.1  # even money: nearly symmetric
+
+
+def test_a_skewed_side_bet_needs_more_bets_for_a_band(settled_bets, settings):
+    """Cochran's rule: a Dragon Bonus's 31 to 1 needs about 1,500 bets a day before its total is
+    near normal; on fewer, a few long shots would pass for four standard deviations."""
+    settings.ALERT_RTP_MIN_BETS = 100
+    skewness = checks._return_moments(8, "DRAGON_BONUS_BANKER", Decimal("31"), DRAGON)[2]
+    needed = math.ceil(checks.NORMAL_ENOUGH_PER_SKEWNESS_SQUARED * skewness ** 2)
+    assert 1_000 < needed <= 1_600
+    settled_bets([(WON, "310.00")] * 70 + [(LOST, "0")] * 930, bet_type="DRAGON_BONUS_BANKER", paytable=DRAGON)
+    assert checks.rtp_bands() == []  # far past four standard deviations by the normal law, on 1,000 bets
+    settled_bets([(LOST, "0")] * 600, bet_type="DRAGON_BONUS_BANKER", paytable=DRAGON)
+    [finding] = checks.rtp_bands()
+    assert finding.details["bets"] == 1_600 and finding.details["deviation_sigmas"] > 4
 
 
 def test_too_few_bets_make_no_band(settled_bets):

@@ -112,7 +112,9 @@ class TestPerItem:
         services.round_deal(round_id=open_round.pk, actor=integration)
         answer = results(bulk(as_integration, open_round, [item("a"), item("b"), item("c", stake="abc")]))
         assert [entry["status"] for entry in answer] == [200, 409, 400]
-        assert answer[0]["bet"] == first["bet"]
+        open_round.refresh_from_db()
+        # The same bet, which now also says the event its type's rule yields on the deal.
+        assert answer[0]["bet"] == {**first["bet"], "event": open_round.outcome} and first["bet"]["event"] is None
         assert list(answer[1]["errors"]) == ["round"]
 
 
