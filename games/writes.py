@@ -158,7 +158,7 @@ def bet_place_checked(*, round_id: int, account_external_id: str, bet_type: str,
     # and related as select_related relates them: the model constructor's keyword path and the
     # relation descriptors' checks cost more than the statement's own Python.
     game = GameInstance.from_db(using, ["id", "slug"], [game_id, game_slug])
-    round_ = Round.from_db(using, ["id", "game_id"], [round_id, game_id])
+    round_ = Round.from_db(using, ["id", "game_id", "status"], [round_id, game_id, RoundStatus.OPEN])  # as it bet
     account = Account.from_db(using, ["id", "external_id", "currency", "balance"],
                               [account_id, account_external_id, currency, balance])
     values = {"id": bet_id, "round_id": round_id, "account_id": account_id, "client_id": client.pk,

@@ -298,6 +298,8 @@ class BetSerializer(serializers.ModelSerializer):
 
     def get_event(self, bet) -> str | None:
         round_ = bet.round  # every path that shows a bet has its round (and game) in hand already
+        if round_.status == RoundStatus.OPEN:  # nothing dealt; a bet just placed has not read the cards
+            return None
         return dealt_event(bet.bet_type, round_.cards, round_.player_cards, round_.banker_cards)
 
 
