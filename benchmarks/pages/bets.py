@@ -11,6 +11,7 @@ from django.utils import timezone
 from benchmarks.expected import expected_payout_sql, expected_status_sql
 
 from .games import CHANGES
+from .months import month_id_sql
 
 BATCH_ROUNDS = 200
 BATCH_WORKERS = 4
@@ -47,17 +48,19 @@ def insert_accounts_and_bets(*, accounts: int, bets: int, rounds: int, client_id
             """INSERT INTO settlement_account (id, external_id, currency, balance, created_at)
                SELECT n, 'bench-player-' || lpad(n::text, 6, '0'), 'USD', 0, %s
                FROM generate_series(1, %s) AS g(n)""",
-            [start - timedelta(days=2), accounts])
+            [start, accounts])
         cursor.execute("SELECT setval(pg_get_serial_sequence('settlement_account', 'id'), %s)", [accounts])
     # A "%" of the SQL is written "%%": the query has parameters.
+    placed_at = "r.opened_at + make_interval(secs => (x.n %% %(per_round)s) * 0.4 + 0.1)"
     with foreign_keys_checked_after("games_bet"), connection.cursor() as cursor:
         cursor.execute(
-            f"""INSERT INTO games_bet (round_id, account_id, client_id, bet_type, stake, multiplier, idempotency_key,
-                                      status, payout, placed_at, settled_at)
-               SELECT x.round_id, x.account_id, %(client)s, x.bet_type, x.stake, m.multiplier, 'bench-' || x.n,
+            f"""INSERT INTO games_bet (id, round_id, account_id, client_id, bet_type, stake, multiplier,
+                                      idempotency_key, status, payout, placed_at, settled_at)
+               SELECT {month_id_sql(placed_at, "games_bet")}, x.round_id, x.account_id, %(client)s, x.bet_type,
+                      x.stake, m.multiplier, 'bench-' || x.n,
                       CASE r.status WHEN 'SETTLED' THEN {status} WHEN 'VOID' THEN 'REFUNDED' ELSE 'PENDING' END,
                       CASE r.status WHEN 'SETTLED' THEN {payout} WHEN 'VOID' THEN x.stake END,
-                      r.opened_at + make_interval(secs => (x.n %% %(per_round)s) * 0.4 + 0.1),
+                      {placed_at},
                       CASE r.status WHEN 'SETTLED' THEN r.settled_at WHEN 'VOID' THEN r.voided_at END
                FROM (
                    SELECT s.n, s.round_id, s.account_id, s.stake,
@@ -86,8 +89,9 @@ def insert_ledger() -> None:
     running balance; the balances are their ledgers' sums."""
     with foreign_keys_checked_after("settlement_ledgerentry"), connection.cursor() as cursor:
         cursor.execute(
-            """INSERT INTO settlement_ledgerentry (account_id, bet_id, kind, amount, balance_after, reason, created_at)
-               SELECT account_id, bet_id, kind, amount,
+            f"""INSERT INTO settlement_ledgerentry (id, account_id, bet_id, kind, amount, balance_after, reason,
+                                                   created_at)
+               SELECT {month_id_sql("created_at", "settlement_ledgerentry")}, account_id, bet_id, kind, amount,
                       SUM(amount) OVER (PARTITION BY account_id ORDER BY created_at, seq, bet_id
                                         ROWS UNBOUNDED PRECEDING),
                       reason, created_at
@@ -142,9 +146,10 @@ def insert_batches_and_audit(games: list, start: datetime) -> None:
                        "before_value, after_value, reason, 0 FROM (VALUES " + ", ".join(changes) +
                        ") AS c(at, object_id, before_value, after_value, reason)") if changes else ""
         cursor.execute(
-            f"""INSERT INTO games_auditevent (created_at, actor_user_id, actor, action, object_type, object_id,
+            f"""INSERT INTO games_auditevent (id, created_at, actor_user_id, actor, action, object_type, object_id,
                                              before, after, reason, request_id, source_ip)
-                SELECT created_at, NULL, actor, action, object_type, object_id, before_value, after_value, reason,
+                SELECT {month_id_sql("created_at", "games_auditevent")}, created_at, NULL, actor, action, object_type,
+                       object_id, before_value, after_value, reason,
                        '', NULL
                 FROM (
                     SELECT e.*, row_number() OVER (ORDER BY created_at, k) AS rn

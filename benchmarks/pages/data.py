@@ -18,6 +18,7 @@ from settlement import aggregates
 from .audit_log import sequence_and_sign
 from .bets import insert_accounts_and_bets, insert_batches_and_audit, insert_ledger
 from .games import create_games
+from .months import open_months
 from .rounds import insert_rounds
 
 ADMIN_USERNAME = "bench-admin"
@@ -45,6 +46,10 @@ def build(size: DataSize, say) -> None:
         say(f"  {name}: {now - step:.1f} s")
         step = now
 
+    now = timezone.now().replace(microsecond=0)
+    start = now - timedelta(days=size.days) + timedelta(minutes=5)
+    open_months(start, now)
+    lap(f"monthly partitions from {start:%Y-%m} on")
     admin_password = secrets.token_urlsafe(16)
     User.objects.create_superuser(ADMIN_USERNAME, "bench@example.invalid", admin_password)
     client = User.objects.create_user("bench-game-server", password=secrets.token_urlsafe(16))
@@ -52,8 +57,6 @@ def build(size: DataSize, say) -> None:
     write_state({"admin_password": admin_password})
     games = create_games(size.games)
     lap("users and games")
-    now = timezone.now().replace(microsecond=0)
-    start = now - timedelta(days=size.days) + timedelta(minutes=5)
     insert_rounds(games, size.rounds, start, now)
     lap(f"{size.rounds:,} rounds dealt by the engine (COPY)")
     insert_accounts_and_bets(accounts=size.accounts, bets=size.bets, rounds=size.rounds, client_id=client.pk,

@@ -1,5 +1,6 @@
 """bench_pages cannot rot: it builds a small data set on the tests' PostgreSQL server, in a database of
-its own, and every page it times answers 200 through gunicorn (the command fails otherwise).
+its own, and every page it times answers 200 through gunicorn (the command fails otherwise). Its rows
+lie in the partitions of their own months, as production writes them.
 
 The database: $TEST_BENCH_PAGES_DATABASE (default ``baccarat_test_pages_bench``; the name must end in
 ``_pages_bench``) on the tests' server, created and dropped by the command."""
@@ -19,8 +20,12 @@ from tests.conftest import service_missing
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATABASE = os.environ.get("TEST_BENCH_PAGES_DATABASE", "baccarat_test_pages_bench")
 TIMEOUT = 240  # seconds; the run takes about 20 on this machine
-SMALL = ["--bets", "2000", "--rounds", "200", "--games", "2", "--accounts", "100", "--days", "5",
-         "--requests", "1", "--workers", "1", "--drop"]
+SMALL = ["--bets", "2000", "--rounds", "200", "--games", "2", "--accounts", "100", "--days", "40",
+         "--requests", "1", "--workers", "1"]
+# A row's month by its id (dbutils.partitions: months since 2000 above bit 40) and by its time, UTC.
+MONTHS_BY_ID_AND_TIME = """SELECT (id >> 40)::int, (extract(year from {at} AT TIME ZONE 'UTC')::int - 2000) * 12
+                                  + extract(month from {at} AT TIME ZONE 'UTC')::int - 1, count(*)
+                           FROM {table} GROUP BY 1, 2"""
 
 
 @pytest.fixture
@@ -40,11 +45,27 @@ def test_every_page_answers_200_on_a_small_data_set(bench_url):
     result = subprocess.run([sys.executable, "manage.py", "bench_pages", *SMALL], cwd=REPO_ROOT, env=env,
                             capture_output=True, text=True, timeout=TIMEOUT)
     output = result.stdout + result.stderr
-    assert result.returncode == 0, output[-6000:]
+    try:
+        assert result.returncode == 0, output[-6000:]
+        _assert_rows_in_their_months(bench_url)
+    finally:
+        with psycopg.connect(bench_url, dbname="postgres", autocommit=True) as server:
+            server.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
     rows = [line.split() for line in result.stdout.splitlines() if line.startswith(("admin ", "api ", "dashboard "))]
     assert len(rows) > 60, result.stdout  # every admin list, the filters, the round pages, every API list
     labels = " ".join(" ".join(row) for row in rows)
     for page in ("admin games.bet list", "admin round page (settled, verified)", "api audit-head",
                  "api audit-inclusion-proof", "api audit-consistency-proof", "api round-verify"):
         assert page in labels
-    assert "Not HTTP 200" not in result.stdout and f"dropped {DATABASE}" in result.stderr
+    assert "Not HTTP 200" not in result.stdout
+
+
+def _assert_rows_in_their_months(url):
+    """Bets, ledger entries and audit events over 40 days: each id carries its row's own month,
+    and the rows span at least two months."""
+    with psycopg.connect(url) as bench:
+        for table, at in (("games_bet", "placed_at"), ("settlement_ledgerentry", "created_at"),
+                          ("games_auditevent", "created_at")):
+            months = bench.execute(MONTHS_BY_ID_AND_TIME.format(table=table, at=at)).fetchall()
+            assert all(by_id == by_time for by_id, by_time, _count in months), (table, months)
+            assert len(months) >= 2, (table, months)
