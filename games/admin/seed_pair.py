@@ -6,11 +6,11 @@ from django.utils.html import format_html
 from backoffice.admin.base import ReadOnlyAdmin
 from backoffice.admin.html import changelist_url
 from games.models import Round, SeedPair
-from games.selectors import with_round_counts
+from games.selectors import seed_pair_round_counts
 
 
 def rounds_label(pair) -> str:
-    """The rounds of a pair annotated by with_round_counts, as its public page counts them:
+    """The rounds of a pair counted by seed_pair_round_counts, as its public page counts them:
     "12 rounds, 2 voided"."""
     label = f"{pair.dealt_rounds} round{'' if pair.dealt_rounds == 1 else 's'}"
     return f"{label}, {pair.voided_rounds} voided" if pair.voided_rounds else label
@@ -60,8 +60,14 @@ class SeedPairAdmin(ReadOnlyAdmin):
             return "Secret until the pair is revealed (rotate the game's seed)."
         return format_html("<code>{}</code>", seed)
 
-    def get_queryset(self, request):
-        return with_round_counts(super().get_queryset(request))
+    def get_object(self, request, object_id, from_field=None):
+        # Only a pair's own page shows its rounds: counting them in the list's query grouped every
+        # round of every pair (134 ms at 100,000 rounds, growing with them).
+        pair = super().get_object(request, object_id, from_field)
+        if pair is not None:
+            counts = seed_pair_round_counts(pair=pair)
+            pair.dealt_rounds, pair.voided_rounds = counts["dealt_rounds"], counts["voided_rounds"]
+        return pair
 
     @admin.display(description="rounds dealt")
     def rounds_link(self, obj):

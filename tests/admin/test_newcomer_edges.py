@@ -7,7 +7,9 @@ import re
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from approvals.models import Approval
@@ -144,6 +146,15 @@ def test_admin_and_public_page_count_a_pairs_rounds_alike(as_support, operator, 
     assert "3 rounds, 1 voided" in client.get(f"/pairs/{pair.server_seed_hash}/").content.decode()
     assert "3 rounds, 1 voided" in as_support.get(admin_url(pair, "change")).content.decode()
     assert "3 rounds, 1 voided" in as_support.get(admin_url(game, "change")).content.decode()
+
+
+def test_the_seed_pair_list_counts_no_rounds(as_support, game, play, player):
+    """Only a pair's own page shows its rounds: the list would count every round of every pair."""
+    play(bets=[(player, "BANKER", "1.00")])
+    with CaptureQueriesContext(connection) as queries:
+        page = as_support.get(reverse("admin:games_seedpair_changelist"))
+    assert page.status_code == 200 and game.seed_pairs.get().server_seed_hash[:16] in page.content.decode()
+    assert not [query["sql"] for query in queries if '"games_round"' in query["sql"]]
 
 
 def test_api_index_json_has_no_secret(api_as, game):
