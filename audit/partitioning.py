@@ -5,6 +5,7 @@ Run as the tables' owner (the application role can neither attach nor detach). N
 deleted: an archived month is detached into the schema ``archived`` and written to a checked file.
 """
 
+from dataclasses import dataclass
 from datetime import date
 
 from django.conf import settings
@@ -26,10 +27,10 @@ PARTITIONED_TABLES = [
     "games_bet",
     AuditEvent._meta.db_table,
 ]
-# Why months cannot be archived yet, asked by the apps above this one (their AppConfig.ready
-# registers them): each takes (before, using) and answers a reason, or "" when the months before
-# ``before`` may go (games: bets not settled yet).
-ARCHIVE_REFUSALS: list = []
+# How far a table's months may go when the others' go before ``before``, asked by the app above this
+# one that owns the table (its AppConfig.ready registers it): {table: (before, using) -> (the first
+# month kept online, why)}. The bets' hold: unsettled bets, and bets paid in a month kept online.
+ARCHIVE_HOLDS: dict = {}
 MONTHS_AHEAD = 2
 ACTOR = "system:partitions"
 
@@ -71,24 +72,33 @@ def _unsequenced_events_remain(before: date, using: str) -> bool:
         id__lt=partitions.month_start_id(before)).filter(~Exists(has_leaf)).exists()
 
 
-def partitions_archive(*, before: date, to, using: str = DEFAULT_DB_ALIAS) -> list:
-    """Archive every whole month before ``before`` of every registered table to ``to`` and record
-    one audit event carrying the manifests (the signed log vouches for each file's SHA-256). Never
-    the current month; refused while an event of those months has no leaf yet."""
+@dataclass(frozen=True)
+class Archived:
+    manifests: list  # of the files written, as their manifests say
+    kept_online: dict  # {table: {"from": "yyyy-mm", "why": ...}}: months before ``before`` a hold kept
+
+
+def partitions_archive(*, before: date, to, using: str = DEFAULT_DB_ALIAS) -> Archived:
+    """Archive every whole month before ``before`` of every registered table to ``to``, but for the
+    months a table's hold keeps online, and record one audit event carrying the manifests (the signed
+    log vouches for each file's SHA-256) and what was kept. Never the current month; refused while an
+    event of those months has no leaf yet."""
     if before > date.today().replace(day=1):
         raise Conflict("before", "Only whole months that have ended can be archived.")
-    for refusal in ARCHIVE_REFUSALS:
-        if reason := refusal(before, using):
-            raise Conflict("before", reason)
     if _unsequenced_events_remain(before, using):
         raise Conflict("before", "Events of those months are not sequenced yet: run the sequencer first.")
+    ends, kept_online = {}, {}
+    for table, hold in ARCHIVE_HOLDS.items():
+        ends[table], why = hold(before, using)
+        if ends[table] < before:
+            kept_online[table] = {"from": f"{ends[table]:%Y-%m}", "why": why}
     manifests = [manifest.as_json() for table in PARTITIONED_TABLES
-                 for manifest in partitions.archive(table, before=before, to=to, using=using)]
+                 for manifest in partitions.archive(table, before=ends.get(table, before), to=to, using=using)]
     if manifests:
         with transaction.atomic(using=using):
             audit_record(actor=ACTOR, action=AuditAction.PARTITIONS_ARCHIVED, object_type="partition",
-                         object_id=f"before {before:%Y-%m}", after={"manifests": manifests})
-    return manifests
+                         object_id=f"before {before:%Y-%m}", after={"manifests": manifests, "kept_online": kept_online})
+    return Archived(manifests=manifests, kept_online=kept_online)
 
 
 def partitions_restore(*, files: list, using: str = DEFAULT_DB_ALIAS) -> list:

@@ -8,7 +8,7 @@ class GamesConfig(AppConfig):
 
     def ready(self):
         from audit import partitioning
-        from games.selectors import bets_archive_refusal
+        from games.models import Bet
+        from games.selectors import bets_archive_hold
 
-        if bets_archive_refusal not in partitioning.ARCHIVE_REFUSALS:
-            partitioning.ARCHIVE_REFUSALS.append(bets_archive_refusal)
+        partitioning.ARCHIVE_HOLDS[Bet._meta.db_table] = bets_archive_hold

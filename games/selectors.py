@@ -381,19 +381,25 @@ def bet_ids_of_rounds(*, opened_from: datetime, until: datetime, using: str = DE
     return ids
 
 
-def bets_archive_refusal(before, using: str = DEFAULT_DB_ALIAS) -> str:
-    """Why the bets' months before ``before`` cannot be archived yet (audit.partitioning asks), or
-    "": bets still pending or held there (their settlement would find them gone), or ledger entries
-    of the months kept online that pay or refund one of them (their foreign key forbids the detach)."""
+def bets_archive_hold(before, using: str = DEFAULT_DB_ALIAS) -> tuple:
+    """The first month of bets kept online when the months before ``before`` are archived, and why
+    (audit.partitioning asks); ``(before, "")`` when every one of them may go. A month stays while a
+    bet of it is not settled (its settlement would find it gone) or is paid or refunded by a ledger
+    entry of a month kept online (that entry's foreign key forbids the detach). A round dealt across
+    midnight at a month's end pays in the next month, so in a game that never stops the bets of the
+    last month before ``before`` stay, and go with the next archive."""
     low, high = partitions.legacy_end(Bet._meta.db_table, using=using), partitions.month_start_id(before)
-    unsettled = Bet.objects.using(using).filter(pk__gte=low, pk__lt=high, status__in=UNPAID_BET_STATUSES)
-    first = unsettled.order_by("pk").values_list("pk", flat=True).first()
-    if first is not None:
-        return (f"Bets of the months before {before:%Y-%m} are not settled yet (pending or held, bet {first} the "
-                f"first): settle them before archiving.")
-    later = LedgerEntry.objects.using(using).filter(pk__gte=high, bet_id__gte=low, bet_id__lt=high)
-    entry = later.order_by("pk").values_list("pk", "bet_id").first()
-    if entry is not None:
-        return (f"Ledger entry {entry[0]}, of a month kept online, is of bet {entry[1]} of the months before "
-                f"{before:%Y-%m}: archive up to the entry's month, or keep the bet's online.")
-    return ""
+    unsettled = (Bet.objects.using(using).filter(pk__gte=low, pk__lt=high, status__in=UNPAID_BET_STATUSES)
+                 .order_by("pk").values_list("pk", flat=True).first())
+    paid_later = (LedgerEntry.objects.using(using).filter(pk__gte=high, bet_id__gte=low, bet_id__lt=high)
+                  .order_by("bet_id").values_list("bet_id", "pk").first())
+    holds = []
+    if unsettled is not None:
+        holds.append((unsettled, f"bet {unsettled} is not settled yet"))
+    if paid_later is not None:
+        bet_id, entry_id = paid_later
+        holds.append((bet_id, f"bet {bet_id} is paid or refunded by ledger entry {entry_id}, of a month kept online"))
+    if not holds:
+        return before, ""
+    bet_id, why = min(holds)
+    return partitions.month_of_id(bet_id), why

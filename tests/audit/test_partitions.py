@@ -115,13 +115,13 @@ def test_a_month_is_archived_verified_from_its_file_and_restored(last_month, set
     audit_head_sign()
     files = tmp_path / "archive"
 
-    manifests = partitioning.partitions_archive(before=THIS_MONTH, to=files)
+    manifests = partitioning.partitions_archive(before=THIS_MONTH, to=files).manifests
 
     assert [(m["partition"], m["rows"]) for m in manifests] == [(partitions.partition_name(TABLE, last_month), 3)]
     assert not AuditEvent.objects.filter(id__in=month_rows).exists()
     assert AuditEvent.objects.filter(pk=this_month.pk).exists()
     archived_event = AuditEvent.objects.get(action="partitions.archived")
-    assert archived_event.after == {"manifests": manifests}
+    assert archived_event.after == {"manifests": manifests, "kept_online": {}}
     sequence_all()
     audit_head_sign()
     check = check_log()
@@ -228,7 +228,7 @@ def test_ensure_and_an_archive_while_bets_arrive_through_the_api(last_month, pos
         phase["now"] = "during"
         with app_role.as_owner():
             made = partitions.ensure(TABLE, ahead=8)  # months no other test makes
-            manifests = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path)
+            manifests = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path).manifests
             restored = partitioning.partitions_restore(files=[tmp_path / manifests[0]["file"]])
         during = len(timings["during"])
         stop.set()

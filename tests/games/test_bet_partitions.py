@@ -1,8 +1,8 @@
 """The bets and the ledger partitioned by month (games 0016, wallet 0007): new rows land in their
 month's partition, the rules hold across partitions (the foreign key from the ledger to the bets,
 the idempotency key in games_betkey, the one effect per bet and kind in wallet_ledgereffect), and
-whole months are archived and restored with every row, balance and sum as before; a month that still
-holds unsettled bets is not archived at all."""
+whole months are archived and restored with every row, balance and sum as before; a bets month that
+still holds unsettled bets, or bets paid in a month kept online, stays online for the next archive."""
 
 from datetime import date
 from decimal import Decimal
@@ -10,7 +10,6 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.core.management.base import CommandError
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Count, Sum
 
@@ -161,32 +160,49 @@ def test_the_partitioned_tables_are_registered_and_ensured(transactional_db):
             drop_month(table, month)
 
 
-def test_archive_refuses_a_month_with_unsettled_or_later_paid_bets_and_detaches_nothing(last_month, game, integration,
-                                                                          funded_account, tmp_path):
+def archive_command(tmp_path, name: str) -> str:
+    out = StringIO()
+    with app_role.as_owner():
+        call_command("partitions", "archive", "--before", f"{THIS_MONTH:%Y-%m-%d}", "--to", str(tmp_path / name),
+                     stdout=out)
+    return out.getvalue()
+
+
+def test_archive_keeps_a_bets_month_with_unsettled_bets_online_and_the_next_archive_takes_it(
+        last_month, game, integration, funded_account, tmp_path):
     account = funded_account("player-1", "100.00")
-    for first, status in enumerate(("PENDING", "HELD"), start=1):
-        [bet_id] = last_month_bets(game, integration, account, [status], first=first)
-        before = {table: attached(table) for table in partitioning.PARTITIONED_TABLES}
-        with app_role.as_owner(), pytest.raises(CommandError, match="not settled yet"):
-            call_command("partitions", "archive", "--before", f"{THIS_MONTH:%Y-%m-%d}", "--to", str(tmp_path),
-                         stdout=StringIO())
-        assert {table: attached(table) for table in partitioning.PARTITIONED_TABLES} == before
-        assert partitions.month_partitions(BETS)[LAST_MONTH] and partitions.month_partitions(LEDGER)[LAST_MONTH]
-        assert not list(tmp_path.iterdir())
-        assert Bet.objects.filter(pk=bet_id, status=status).exists()
-        assert not AuditEvent.objects.filter(action="partitions.archived").exists()
-        with app_role.as_owner():  # settled by hand (the owner passes no trigger: the bets have none)
-            run(f"UPDATE {BETS} SET status = 'LOST', payout = 0, settled_at = now() WHERE id = %s", [bet_id])
-    # Every bet settled now, but one refunded this month: its entry, kept online, would lose its bet.
-    [refunded] = last_month_bets(game, integration, account, ["LOST"], first=3)
-    run(f"INSERT INTO {LEDGER} (account_id, bet_id, kind, amount, balance_after, reason, created_at) "
-        "VALUES (%s, %s, 'REFUND', 10, 0, '', now())", [account.pk, refunded])
-    before = {table: attached(table) for table in partitioning.PARTITIONED_TABLES}
-    with app_role.as_owner(), pytest.raises(CommandError, match=f"is of bet {refunded} "):
-        call_command("partitions", "archive", "--before", f"{THIS_MONTH:%Y-%m-%d}", "--to", str(tmp_path),
-                     stdout=StringIO())
-    assert {table: attached(table) for table in partitioning.PARTITIONED_TABLES} == before
-    assert not list(tmp_path.iterdir())
+    pending, held = last_month_bets(game, integration, account, ["PENDING", "HELD"])
+    said = archive_command(tmp_path, "first")
+    assert f"kept online: {BETS} from {LAST_MONTH:%Y-%m} on, as bet {pending} is not settled yet" in said
+    assert LAST_MONTH in attached(BETS) and LAST_MONTH not in attached(LEDGER)  # the ledger's month went
+    assert sorted(p.name for p in (tmp_path / "first").glob("*.json")) == [
+        f"{partitions.partition_name(LEDGER, LAST_MONTH)}.json"]
+    assert set(Bet.objects.filter(pk__in=[pending, held]).values_list("status", flat=True)) == {"PENDING", "HELD"}
+    event = AuditEvent.objects.get(action="partitions.archived")
+    assert event.after["kept_online"] == {BETS: {"from": f"{LAST_MONTH:%Y-%m}",
+                                                 "why": f"bet {pending} is not settled yet"}}
+    with app_role.as_owner():  # settled by hand (the owner passes no trigger: the bets have none)
+        run(f"UPDATE {BETS} SET status = 'LOST', payout = 0, settled_at = now() WHERE id IN (%s, %s)", [pending, held])
+    said = archive_command(tmp_path, "next")
+    assert "kept online" not in said and f"archived {partitions.partition_name(BETS, LAST_MONTH)} " in said
+    assert LAST_MONTH not in attached(BETS)
+
+
+def test_archive_keeps_a_bets_month_paid_in_a_month_kept_online(last_month, game, integration, funded_account,
+                                                                tmp_path):
+    """A round dealt across midnight at the month's end pays in the next month: its entry's foreign
+    key keeps the bets' month online, and the ledger's and the events' months go."""
+    account = funded_account("player-1", "100.00")
+    [settled, refunded] = last_month_bets(game, integration, account, ["WON", "LOST"])
+    [(entry,)] = run(f"INSERT INTO {LEDGER} (account_id, bet_id, kind, amount, balance_after, reason, created_at) "
+                     "VALUES (%s, %s, 'REFUND', 10, 0, '', now()) RETURNING id", [account.pk, refunded])
+    said = archive_command(tmp_path, "first")
+    assert (f"kept online: {BETS} from {LAST_MONTH:%Y-%m} on, as bet {refunded} is paid or refunded by ledger "
+            f"entry {entry}, of a month kept online") in said
+    assert LAST_MONTH in attached(BETS) and LAST_MONTH not in attached(LEDGER)
+    assert Bet.objects.filter(pk__in=[settled, refunded]).count() == 2
+    assert LedgerEntry.objects.filter(pk=entry, bet_id=refunded).exists()
+    assert "kept online" in archive_command(tmp_path, "again")  # as long as the entry is online
 
 
 def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month, game, integration,
@@ -200,8 +216,9 @@ def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month,
     assert expected["ledger_sum"] == expected["balance"] == Decimal("109.00")  # 100 - 3 × 10 + 2 × 20 - 1
 
     with app_role.as_owner():
-        manifests = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path)
-    assert [(m["table"], m["rows"]) for m in manifests] == [(LEDGER, 5), (BETS, 3)]
+        archived = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path)
+    manifests = archived.manifests
+    assert [(m["table"], m["rows"]) for m in manifests] == [(LEDGER, 5), (BETS, 3)] and not archived.kept_online
     assert not Bet.objects.filter(pk__in=old).exists()
     assert LAST_MONTH not in partitions.month_partitions(BETS)
     assert LedgerEntry.objects.filter(account=account).count() == 2  # the fund and the new stake

@@ -58,11 +58,13 @@ class Command(BaseCommand):
 
     def _archive(self, *, before, to, **options):
         before = before or partitioning.retention_start()
-        manifests = partitioning.partitions_archive(before=before, to=Path(to))
-        for manifest in manifests:
+        archived = partitioning.partitions_archive(before=before, to=Path(to))
+        for manifest in archived.manifests:
             self.stdout.write(f"archived {manifest['partition']} ({manifest['month']}, {manifest['rows']} rows) to "
                               f"{Path(to) / manifest['file']}, SHA-256 {manifest['sha256']}")
-        if not manifests:
+        for table, kept in archived.kept_online.items():
+            self.stdout.write(f"kept online: {table} from {kept['from']} on, as {kept['why']}")
+        if not archived.manifests:
             self.stdout.write(f"no whole month before {before} to archive")
 
     def _restore(self, *, files, **options):
