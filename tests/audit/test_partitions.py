@@ -17,7 +17,7 @@ from django.db import DatabaseError, connection, connections, transaction
 from audit import partitioning
 from audit.models import AuditEvent, AuditLeaf
 from audit.services import audit_head_sign, audit_record
-from audit.tasks import ensure_partitions
+from audit.tasks import archive_partitions, ensure_partitions
 from audit.verification import check_log
 from dbutils import partitions
 from tests import app_role
@@ -164,6 +164,22 @@ def test_archive_refuses_the_current_month_and_unsequenced_events(transactional_
     out = StringIO()
     call_command("partitions", "ensure", stdout=out)
     assert out.getvalue().strip() == "every partition needed is there"
+
+
+@pytest.mark.owner
+def test_the_daily_archive_does_nothing_until_a_directory_is_set_then_archives_past_retention(
+        last_month, settings, tmp_path):
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    settings.RETENTION_MONTHS_ONLINE = 1  # this month only: last month is past retention
+    run(f"INSERT INTO {TABLE} (id, created_at, actor, action, object_type, object_id, reason, request_id) "
+        "VALUES (%s, now(), 'system:test', 'test.event', 'test', '1', '', '')", [partitions.month_start_id(last_month)])
+    settings.PARTITIONS_ARCHIVE_DIR = ""
+    assert archive_partitions() == [] and last_month in partitions.month_partitions(TABLE)
+    settings.PARTITIONS_ARCHIVE_DIR = str(tmp_path)
+    assert archive_partitions() == [partitions.partition_name(TABLE, last_month)]
+    assert last_month not in partitions.month_partitions(TABLE)
+    assert (tmp_path / f"{partitions.partition_name(TABLE, last_month)}.json").exists()
+    assert archive_partitions() == []  # nothing more past retention
 
 
 def test_partitions_refuses_the_application_role(transactional_db, tmp_path):

@@ -22,6 +22,7 @@ EXPECTED = {
     "Alert check: audit chain": ("alerts.check", 3600),
     "Webhook deliveries sweep": ("webhooks.sweep", 10),
     "Partitions of the months ahead": ("audit.partitions_ensure", 86400),
+    "Archive of the months past retention": ("audit.partitions_archive", 86400),
 }
 
 
