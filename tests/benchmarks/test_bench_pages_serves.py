@@ -1,13 +1,16 @@
 """bench_pages cannot rot: it builds a small data set on the tests' PostgreSQL server, in a database of
 its own, and every page it times answers 200 through gunicorn (the command fails otherwise). Its rows
-lie in the partitions of their own months, as production writes them.
+lie in the partitions of their own months, as production writes them; bench_archive then archives
+and restores its past months while bets arrive, every bet answering 201.
 
 The database: $TEST_BENCH_PAGES_DATABASE (default ``baccarat_test_pages_bench``; the name must end in
 ``_pages_bench``) on the tests' server, created and dropped by the command."""
 
 import os
+import re
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import psycopg
@@ -39,7 +42,7 @@ def bench_url(django_db_setup):
     return url
 
 
-def test_every_page_answers_200_on_a_small_data_set(bench_url):
+def test_every_page_answers_200_on_a_small_data_set(bench_url, tmp_path):
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
     env.update(DATABASE_URL=bench_url, LOG_LEVEL="WARNING")
     result = subprocess.run([sys.executable, "manage.py", "bench_pages", *SMALL], cwd=REPO_ROOT, env=env,
@@ -48,6 +51,13 @@ def test_every_page_answers_200_on_a_small_data_set(bench_url):
     try:
         assert result.returncode == 0, output[-6000:]
         _assert_rows_in_their_months(bench_url)
+        archived = subprocess.run([sys.executable, "manage.py", "bench_archive", "--before",
+                                   f"{date.today().replace(day=1):%Y-%m-%d}", "--to", str(tmp_path / "archive"),
+                                   "--settle", "1"], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                                  timeout=TIMEOUT)
+        assert archived.returncode == 0, (archived.stdout + archived.stderr)[-6000:]
+        assert "restore from the files" in archived.stdout and "  games_auditevent: " in archived.stdout
+        assert re.search(r"^  before +\d", archived.stdout, re.MULTILINE), archived.stdout
     finally:
         with psycopg.connect(bench_url, dbname="postgres", autocommit=True) as server:
             server.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
