@@ -24,7 +24,7 @@ from games import locks as game_locks
 from games import services as game_services
 from games.choices import BetStatus, GameStatus, RoundStatus
 from games.models import Bet, GameInstance, Round, RtpPolicy
-from games.side_bet_forms import side_bets_text
+from games.paytable_text import side_bets_text
 from wallet import locks as wallet_locks
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services

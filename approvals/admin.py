@@ -22,7 +22,7 @@ from core.errors import Conflict
 from games.engine import BET_TYPES
 from games.forms import rtp_preview
 from games.models import GameInstance, Round
-from games.side_bet_forms import side_bets_text
+from games.paytable_text import side_bets_text
 from wallet.models import Account
 
 OBJECT_MODELS = {"gameinstance": GameInstance, "round": Round, "account": Account}

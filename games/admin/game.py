@@ -31,7 +31,7 @@ from games.admin.seed_pair import rounds_label
 from games.choices import RoundStatus
 from games.forms import GameInstanceForm, RotateSeedForm, rtp_policy_from, rtp_preview
 from games.models import GameInstance, Round, SeedPair
-from games.side_bet_forms import side_bets_text
+from games.paytable_text import side_bets_text
 
 
 def multiplier_text(value) -> str:
