@@ -125,6 +125,12 @@ def _start_run(state: AuditSequencerState, inside_writer: bool, using: str) -> _
 def _sequence_chunk(run: _Run | None, inside_writer: bool, using: str = DEFAULT_DB_ALIAS) -> tuple[int, bool, _Run]:
     with transaction.atomic(using=using):
         state = _locked_state(using)  # its row lock gives this transaction an id
+        with connections[using].cursor() as cursor:
+            # The chunk's query planned for its own bounds each time: once prepared, a generic plan
+            # cannot tell a backlog's wide range of transactions from a second's few, and read all of
+            # a backlog's events by their transaction for every chunk (3.1 s a chunk at 10 million
+            # events, 6 ms planned for its bounds).
+            cursor.execute("SET LOCAL plan_cache_mode = force_custom_plan")
         if run is None:
             run = _start_run(state, inside_writer, using)
         # Each chunk reads on from the last event sequenced, never the run's earlier events again.

@@ -351,3 +351,29 @@ def test_a_backlog_is_sequenced_chunk_after_chunk_even_when_another_run_comes_be
     assert sorted(event_id for _, event_id in leaves()) == sorted([e.pk for e in backlog] + [between[0].pk])
     assert sequence_pending() == 0
     assert_log_whole()
+
+
+def test_each_chunk_is_planned_for_its_own_bounds(transactional_db, settings, monkeypatch):
+    """Once prepared, the chunk's query had a generic plan that read a whole backlog by transaction
+    for every chunk (3.1 s a chunk at 10 million events): each chunk's transaction has PostgreSQL
+    plan it for its own bounds, and the connection's own setting is untouched after it."""
+    from audit import sequencer
+
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    monkeypatch.setattr(sequencer, "CHUNK_EVENTS", 2)
+    for n in range(5):
+        record(n)
+    modes, append_leaves = [], sequencer.append_leaves
+
+    def noting_the_plan_mode(tree_size, rows, using="default"):
+        with connections[using].cursor() as cursor:
+            cursor.execute("SHOW plan_cache_mode")
+            modes.append(cursor.fetchone()[0])
+        return append_leaves(tree_size, rows, using)
+
+    monkeypatch.setattr(sequencer, "append_leaves", noting_the_plan_mode)
+    assert sequence_pending() == 5
+    assert modes == ["force_custom_plan"] * 3
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "auto"
