@@ -24,7 +24,8 @@ owner's DATABASE_URL, MIGRATION_DATABASE_URL in production):
 """
 
 
-def _date(text: str) -> date:
+def before_date(text: str) -> date:
+    """--before's type (bench_archive's too): a date as YYYY-MM-DD."""
     try:
         return date.fromisoformat(text)
     except ValueError:
@@ -38,7 +39,7 @@ class Command(BaseCommand):
         actions = parser.add_subparsers(dest="action", required=True)
         actions.add_parser("ensure", help="make the partitions of this month and the next two")
         archive = actions.add_parser("archive", help="detach whole months into files")
-        archive.add_argument("--before", type=_date, help="YYYY-MM-DD: every whole month before it")
+        archive.add_argument("--before", type=before_date, help="YYYY-MM-DD: every whole month before it")
         archive.add_argument("--to", required=True, metavar="DIR", help="where the files go")
         restore = actions.add_parser("restore", help="attach archived months again")
         restore.add_argument("files", nargs="+", metavar="FILE", help="X.copy.gz or its X.json")

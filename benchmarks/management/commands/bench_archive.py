@@ -1,12 +1,12 @@
 """manage.py bench_archive: whole months archived and restored while bets arrive (PostgreSQL only)."""
 
-from datetime import date
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from audit import partitioning
+from audit.management.commands.partitions import before_date
 from benchmarks import archive
 from benchmarks.pages import database
 
@@ -23,18 +23,11 @@ archive, during the restore and after. Fails if a bet did not answer 201.
 """
 
 
-def _date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise CommandError(f"--before takes a date as YYYY-MM-DD, not {text!r}") from None
-
-
 class Command(BaseCommand):
     help = HELP
 
     def add_arguments(self, parser):
-        parser.add_argument("--before", type=_date, required=True, help="YYYY-MM-DD: the months before it")
+        parser.add_argument("--before", type=before_date, required=True, help="YYYY-MM-DD: the months before it")
         parser.add_argument("--to", required=True, help="an empty directory for the files")
         parser.add_argument("--settle", type=float, default=10.0,
                             help="seconds of bets before the archive and after the restore (default 10)")
