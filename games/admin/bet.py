@@ -7,6 +7,8 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.forms.models import BaseInlineFormSet
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -126,13 +128,33 @@ def money_in_currency(amount, bet) -> str:
     return EMPTY if amount is None else formatting.money(amount, bet.account.currency)
 
 
+class PlacedAtFilter(admin.DateFieldListFilter):
+    """Django's date filter on ``placed_at``, with the ids of the months it spans beside it: a bet's id
+    carries its month, so only those months' partitions are read (without it, a week read every
+    month's bets: 503 ms at 10 million bets over three months)."""
+
+    def queryset(self, request, queryset):
+        queryset = super().queryset(request, queryset)
+        since, until = (self._moment(name) for name in (self.lookup_kwarg_since, self.lookup_kwarg_until))
+        if since is None or until is None:
+            return queryset
+        return queryset.filter(selectors.bet_ids_of_rounds(opened_from=since, until=until, using=queryset.db))
+
+    def _moment(self, name):
+        values = self.used_parameters.get(name) or [None]
+        moment = parse_datetime(str(values[-1]))  # valid: the filter above has parsed it
+        if moment is not None and timezone.is_naive(moment):
+            moment = timezone.make_aware(moment)
+        return moment
+
+
 @admin.register(Bet)
 class BetAdmin(ReadOnlyAdmin):
     # The event and what it paid rather than the multiplier (a side bet's is only its paytable's
     # highest), so that the list fits a laptop's screen; the bet's page shows both.
     list_display = ("id", "round_link", "game", "account", "bet_type", "stake_shown", "status", "event_paid",
                     "payout_shown", "placed_at")
-    list_filter = ("status", "bet_type", "round__game", "placed_at")
+    list_filter = ("status", "bet_type", "round__game", ("placed_at", PlacedAtFilter))
     list_select_related = ("round__game", "account")
     search_fields = ("=account__external_id", "=idempotency_key", "=client__username")
     search_help_text = ("Account external id, idempotency key or client user name (each exact); a number matches "

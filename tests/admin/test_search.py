@@ -5,12 +5,18 @@ OR over joined tables; these tests pin what support staff can find with them.
 """
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from audit.context import request_context
 from audit.models import AuditEvent, AuditLeaf
 from audit.services import audit_sequence
+from dbutils import partitions
+from games import selectors
 from games import services as game_services
 from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.models import SettlementBatch
@@ -149,6 +155,30 @@ def test_the_audit_search_finds_nothing_it_should_not(as_support, two_players):
     assert found(as_support, AuditEvent, leaf.hash[:20]) == []  # a hash only whole
     assert found(as_support, AuditEvent, "req-") == []  # a request id only whole
     assert found(as_support, AuditEvent, "zz-nothing") == []
+
+
+def test_the_audit_search_reads_the_hashes_only_for_a_whole_hash(as_support, two_players):
+    """Neither hash column has an index in the months' partitions: any other term never scans them."""
+    audit_sequence()
+    with CaptureQueriesContext(connection) as queries:
+        found(as_support, AuditEvent, "1000000")
+    assert not [query["sql"] for query in queries if '"hash" =' in query["sql"]]
+
+
+def test_the_bets_list_filtered_by_placing_time_reads_only_those_months(as_support, two_players):
+    """A bet's id carries its month: the filter keeps only the ids of the months it spans."""
+    today = timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)
+    params = {"placed_at__gte": str(today), "placed_at__lt": str(today + timedelta(days=1))}
+    with CaptureQueriesContext(connection) as queries:
+        response = as_support.get(admin_url(Bet), params)
+    listed_ids = sorted(bet.pk for bet in response.context["cl"].result_list)
+    assert listed_ids == sorted(Bet.objects.values_list("pk", flat=True))
+    listed = [query["sql"] for query in queries if '"games_bet"."placed_at" >=' in query["sql"]]
+    low = partitions.month_start_id(today - selectors.CLOCK_LEEWAY)
+    assert listed and all(f'"games_bet"."id" >= {low}' in sql for sql in listed), listed
+    earlier = today - timedelta(days=400)
+    response = as_support.get(admin_url(Bet), {"placed_at__gte": str(earlier), "placed_at__lt": str(today)})
+    assert list(response.context["cl"].result_list) == []
 
 
 # --- Every list -------------------------------------------------------------------------------------
