@@ -270,28 +270,55 @@ def read_manifest(path: str | Path) -> tuple[Manifest, Path]:
 
 def restore(path: str | Path, *, using: str = DEFAULT_DB_ALIAS) -> Manifest:
     """Attach the archived partition of ``path`` again: the table still in ARCHIVE_SCHEMA if it is
-    there (its rows counted against the manifest), else one loaded from the checked file."""
+    there, else one loaded there from the checked file; its rows counted against the manifest. In
+    three steps, so that writers go on: loaded (or found), then given the parent's foreign keys NOT
+    VALID and validated (ROW SHARE on the tables they reference), then attached, which takes those
+    keys as the parent's instead of checking every row while it holds the tables they reference
+    (a ledger month's check held the accounts and the bets: a bet waited 5 s)."""
     manifest, file = read_manifest(path)
     if manifest.partition in month_partitions(manifest.table, using=using).values():
         raise ArchiveError(f"{manifest.partition} is attached already")
+    staged = sql.Identifier(ARCHIVE_SCHEMA, manifest.partition)
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
         kept = _execute(cursor, "SELECT to_regclass(%s) IS NOT NULL",
                         [f"{ARCHIVE_SCHEMA}.{manifest.partition}"]).fetchone()[0]
-        archived = sql.Identifier(ARCHIVE_SCHEMA, manifest.partition)
-        if kept:
-            _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA public").format(archived))
-        else:
+        if not kept:
             _execute(cursor, sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
                                      "INCLUDING GENERATED INCLUDING STORAGE)").format(
-                _identifier(manifest.partition), _identifier(manifest.table)))
+                staged, _identifier(manifest.table)))
             statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
-                _identifier(manifest.partition), sql.SQL(", ").join(map(sql.Identifier, manifest.columns)))
+                staged, sql.SQL(", ").join(map(sql.Identifier, manifest.columns)))
             with gzip.open(file, "rb") as data, cursor.cursor.copy(statement) as copy:
                 while block := data.read(COPY_CHUNK):
                     copy.write(block)
-        rows = _execute(cursor, sql.SQL("SELECT count(*) FROM {}").format(
-            _identifier(manifest.partition))).fetchone()[0]
+        rows = _execute(cursor, sql.SQL("SELECT count(*) FROM {}").format(staged)).fetchone()[0]
         if rows != manifest.rows:
             raise ArchiveError(f"{manifest.partition}: {rows} rows, the manifest says {manifest.rows}")
+    _validate_foreign_keys(manifest.table, manifest.partition, using)
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        _execute(cursor, sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
+        _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA public").format(staged))
         _attach(cursor, manifest.table, manifest.partition, manifest.id_from, manifest.id_to)
     return manifest
+
+
+def _validate_foreign_keys(table: str, name: str, using: str) -> None:
+    """The parent's own foreign keys on the staged table ``name``, as the parent defines them (so
+    that ATTACH takes them as its partition's), added NOT VALID (a moment's lock on the tables they
+    reference) and validated online. A key there already, from a run that stopped, is kept."""
+    staged = sql.Identifier(ARCHIVE_SCHEMA, name)
+    with connections[using].cursor() as cursor:
+        keys = _execute(cursor, "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
+                                "WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0",
+                        [table]).fetchall()
+        present = {constraint for (constraint,) in _execute(
+            cursor, "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f'",
+            [f"{ARCHIVE_SCHEMA}.{name}"]).fetchall()}
+        for constraint, definition in keys:
+            if constraint not in present:
+                with transaction.atomic(using=using):
+                    _execute(cursor, sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
+                    _execute(cursor, sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} {} NOT VALID").format(
+                        staged, sql.Identifier(constraint), sql.SQL(definition)))
+            _execute(cursor, sql.SQL("ALTER TABLE {} VALIDATE CONSTRAINT {}").format(
+                staged, sql.Identifier(constraint)))

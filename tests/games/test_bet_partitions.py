@@ -229,6 +229,14 @@ def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month,
         call_command("partitions", "restore", *files, stdout=out)
     assert out.getvalue().index(BETS) < out.getvalue().index(LEDGER)
     assert figures(account) == expected
+    for table in (BETS, LEDGER):  # validated before the attach, which took them as the parent's keys
+        [(own, parents)] = run("SELECT count(*) FILTER (WHERE conparentid = 0), count(*) FROM pg_constraint "
+                               "WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0", [table])
+        [(standalone, inherited)] = run(
+            "SELECT count(*) FILTER (WHERE conparentid = 0), count(*) FILTER (WHERE conparentid <> 0 AND convalidated) "
+            "FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f'",
+            [partitions.partition_name(table, LAST_MONTH)])
+        assert (standalone, inherited) == (0, parents) and own == parents > 0
     with pytest.raises(DatabaseError), transaction.atomic():  # the restored ledger month is append-only
         run(f"UPDATE {LEDGER} SET amount = 1 WHERE bet_id = %s", [old[0]])
     with app_role.as_owner(), pytest.raises(IntegrityError), transaction.atomic():  # and its key holds
