@@ -237,6 +237,9 @@ def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month,
             "FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f'",
             [partitions.partition_name(table, LAST_MONTH)])
         assert (standalone, inherited) == (0, parents) and own == parents > 0
+        [(estimated,)] = run("SELECT reltuples FROM pg_class WHERE oid = %s::regclass",  # analysed
+                             [partitions.partition_name(table, LAST_MONTH)])
+        assert estimated == {BETS: 3, LEDGER: 5}[table]
     with pytest.raises(DatabaseError), transaction.atomic():  # the restored ledger month is append-only
         run(f"UPDATE {LEDGER} SET amount = 1 WHERE bet_id = %s", [old[0]])
     with app_role.as_owner(), pytest.raises(IntegrityError), transaction.atomic():  # and its key holds
