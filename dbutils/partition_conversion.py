@@ -24,12 +24,13 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from psycopg import sql
 
 from dbutils.partitions import (
-    EPOCH_YEAR,
     LOCK_TIMEOUT,
     MONTH_SHIFT,
+    month_id_sql,
     month_of_id,
     month_start_id,
     next_month,
+    own_foreign_keys,
     partition_name,
 )
 
@@ -43,9 +44,7 @@ def _run(cursor, statement, params=None):
 
 
 def _month_id_default(sequence: str) -> sql.Composable:
-    return sql.SQL("((((extract(year from now())::int - {}) * 12 + extract(month from now())::int - 1)::bigint "
-                   "<< {}) + nextval({}))").format(sql.Literal(EPOCH_YEAR), sql.Literal(MONTH_SHIFT),
-                                                    sql.Literal(sequence))
+    return sql.SQL(month_id_sql("now()", sequence))
 
 
 def _catalog(cursor, table: str) -> dict:
@@ -58,9 +57,7 @@ def _catalog(cursor, table: str) -> dict:
                         "AND NOT i.indisprimary AND NOT i.indisunique"),
         "unique": rows("SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
                        "WHERE i.indrelid = %s::regclass AND i.indisunique AND NOT i.indisprimary"),
-        # The clones PostgreSQL keeps per partition (conparentid) are not the table's own.
-        "foreign_keys": rows("SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
-                             "WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0"),
+        "foreign_keys": own_foreign_keys(cursor, table),
         "referencing": rows("SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid), "
                             "(SELECT relkind = 'p' FROM pg_class WHERE oid = conrelid) FROM pg_constraint "
                             "WHERE confrelid = %s::regclass AND contype = 'f' AND conparentid = 0"),

@@ -49,6 +49,16 @@ def month_start_id(month: date) -> int:
     return ((month.year - EPOCH_YEAR) * 12 + month.month - 1) << MONTH_SHIFT
 
 
+def month_id_sql(moment: str, sequence: str) -> str:
+    """SQL of the id of a row written at the timestamp expression ``moment``: its month (UTC) above
+    MONTH_SHIFT and the next number of ``sequence`` below (the tables' default takes ``now()``)."""
+    if not re.fullmatch(r"\w+", sequence):
+        raise ValueError(f"not a sequence name: {sequence!r}")
+    month = f"(({moment}) AT TIME ZONE 'UTC')"
+    return (f"((((extract(year from {month})::int - {EPOCH_YEAR}) * 12 + extract(month from {month})::int - 1)"
+            f"::bigint << {MONTH_SHIFT}) + nextval('{sequence}'))")
+
+
 def month_of_id(value: int) -> date:
     index = value >> MONTH_SHIFT
     return date(EPOCH_YEAR + index // 12, index % 12 + 1, 1)
@@ -101,6 +111,13 @@ def month_partitions(table: str, *, using: str = DEFAULT_DB_ALIAS) -> dict:
         return found
 
 
+def own_foreign_keys(cursor, table: str) -> list:
+    """[(name, definition)] of ``table``'s own foreign keys, not the clones PostgreSQL keeps for it
+    per partition of a partitioned table (``conparentid``)."""
+    return _execute(cursor, "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
+                            "WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0", [table]).fetchall()
+
+
 def _create_and_attach(cursor, table: str, name: str, month: date) -> None:
     low, high = month_start_id(month), month_start_id(next_month(month))
     _execute(cursor, sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
@@ -127,6 +144,17 @@ def legacy_end(table: str, *, using: str = DEFAULT_DB_ALIAS) -> int:
         found = cursor.fetchone()
     bound = re.search(r"TO \('?(-?\d+)'?\)", found[0]) if found and found[0] else None
     return int(bound[1]) if bound else 0
+
+
+def move_legacy_end(table: str, end: int, *, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Make the legacy partition of ``table`` end at the id ``end``: detached, then attached again
+    (which checks that its rows fit), so that months before the one the table was converted in can
+    be attached, as a database holding rows of earlier months needs (a benchmark's, a test's)."""
+    legacy = _identifier(f"{table}_legacy")
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        _execute(cursor, sql.SQL("ALTER TABLE {} DETACH PARTITION {}").format(_identifier(table), legacy))
+        _execute(cursor, sql.SQL("ALTER TABLE {} ATTACH PARTITION {} FOR VALUES FROM (MINVALUE) TO ({})").format(
+            _identifier(table), legacy, sql.Literal(end)))
 
 
 def ensure(table: str, *, ahead: int = 2, today: date | None = None, using: str = DEFAULT_DB_ALIAS) -> list:
@@ -192,12 +220,9 @@ def _archived(cursor, table: str) -> dict:
 
 def _drop_foreign_keys(cursor, name: str) -> None:
     """A detached partition keeps its foreign keys as its own: an archived ledger month's would
-    forbid detaching the bets' month it references. Attaching it again makes them anew (and checks).
+    forbid detaching the bets' month it references. A restore gives them back (_validate_foreign_keys).
     (The clones a key keeps per partition of the table it references go with it.)"""
-    raw = _execute(cursor, "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f' "
-                           "AND conparentid = 0",
-                   [f"{ARCHIVE_SCHEMA}.{name}"])
-    for (constraint,) in raw.fetchall():
+    for constraint, _definition in own_foreign_keys(cursor, f"{ARCHIVE_SCHEMA}.{name}"):
         _execute(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(
             sql.Identifier(ARCHIVE_SCHEMA, name), sql.Identifier(constraint)))
 
@@ -311,9 +336,7 @@ def _validate_foreign_keys(table: str, name: str, using: str) -> None:
     reference) and validated online. A key there already, from a run that stopped, is kept."""
     staged = sql.Identifier(ARCHIVE_SCHEMA, name)
     with connections[using].cursor() as cursor:
-        keys = _execute(cursor, "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
-                                "WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0",
-                        [table]).fetchall()
+        keys = own_foreign_keys(cursor, table)
         present = {constraint for (constraint,) in _execute(
             cursor, "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f'",
             [f"{ARCHIVE_SCHEMA}.{name}"]).fetchall()}

@@ -9,9 +9,9 @@ from django.db import connection
 from django.utils import timezone
 
 from benchmarks.expected import expected_payout_sql, expected_status_sql
+from dbutils.partitions import month_id_sql, own_foreign_keys
 
 from .games import CHANGES
-from .months import month_id_sql
 
 BATCH_ROUNDS = 200
 BATCH_WORKERS = 4
@@ -23,9 +23,7 @@ def foreign_keys_checked_after(table: str):
     advises: dropped, then added again, which checks each by one join instead of a lookup per row
     (10 million ledger entries' deferred checks through the partitioned bets took most of an hour)."""
     with connection.cursor() as cursor:
-        cursor.execute("""SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint
-                          WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0""", [table])
-        keys = cursor.fetchall()
+        keys = own_foreign_keys(cursor, table)
         for name, _definition in keys:
             cursor.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
     try:
@@ -56,7 +54,7 @@ def insert_accounts_and_bets(*, accounts: int, bets: int, rounds: int, client_id
         cursor.execute(
             f"""INSERT INTO games_bet (id, round_id, account_id, client_id, bet_type, stake, multiplier,
                                       idempotency_key, status, payout, placed_at, settled_at)
-               SELECT {month_id_sql(placed_at, "games_bet")}, x.round_id, x.account_id, %(client)s, x.bet_type,
+               SELECT {month_id_sql(placed_at, "games_bet_id_seq")}, x.round_id, x.account_id, %(client)s, x.bet_type,
                       x.stake, m.multiplier, 'bench-' || x.n,
                       CASE r.status WHEN 'SETTLED' THEN {status} WHEN 'VOID' THEN 'REFUNDED' ELSE 'PENDING' END,
                       CASE r.status WHEN 'SETTLED' THEN {payout} WHEN 'VOID' THEN x.stake END,
@@ -91,7 +89,7 @@ def insert_ledger() -> None:
         cursor.execute(
             f"""INSERT INTO settlement_ledgerentry (id, account_id, bet_id, kind, amount, balance_after, reason,
                                                    created_at)
-               SELECT {month_id_sql("created_at", "settlement_ledgerentry")}, account_id, bet_id, kind, amount,
+               SELECT {month_id_sql("created_at", "settlement_ledgerentry_id_seq")}, account_id, bet_id, kind, amount,
                       SUM(amount) OVER (PARTITION BY account_id ORDER BY created_at, seq, bet_id
                                         ROWS UNBOUNDED PRECEDING),
                       reason, created_at
@@ -148,8 +146,8 @@ def insert_batches_and_audit(games: list, start: datetime) -> None:
         cursor.execute(
             f"""INSERT INTO games_auditevent (id, created_at, actor_user_id, actor, action, object_type, object_id,
                                              before, after, reason, request_id, source_ip)
-                SELECT {month_id_sql("created_at", "games_auditevent")}, created_at, NULL, actor, action, object_type,
-                       object_id, before_value, after_value, reason,
+                SELECT {month_id_sql("created_at", "games_auditevent_id_seq")}, created_at, NULL, actor, action,
+                       object_type, object_id, before_value, after_value, reason,
                        '', NULL
                 FROM (
                     SELECT e.*, row_number() OVER (ORDER BY created_at, k) AS rn

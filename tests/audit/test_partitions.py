@@ -44,20 +44,14 @@ def last_month(transactional_db):
     """A partition of last month, as a database converted before it has: the legacy partition ends
     there instead of at this month (it holds no id of a month)."""
     month = partitioning.months_before(THIS_MONTH, 1)
-    legacy = f"{TABLE}_legacy"
-
-    def legacy_up_to(end):
-        run(f"ALTER TABLE {TABLE} DETACH PARTITION {legacy}")
-        run(f"ALTER TABLE {TABLE} ATTACH PARTITION {legacy} FOR VALUES FROM (MINVALUE) TO ({end})")
-
     with app_role.as_owner():
-        legacy_up_to(partitions.month_start_id(month))
+        partitions.move_legacy_end(TABLE, partitions.month_start_id(month))
         partitions.ensure(TABLE, ahead=0, today=month)
     yield month
     with app_role.as_owner():
         run(f"DROP SCHEMA IF EXISTS {partitions.ARCHIVE_SCHEMA} CASCADE")
         run(f"DROP TABLE IF EXISTS {partitions.partition_name(TABLE, month)}")
-        legacy_up_to(partitions.month_start_id(THIS_MONTH))
+        partitions.move_legacy_end(TABLE, partitions.month_start_id(THIS_MONTH))
 
 
 @pytest.mark.owner

@@ -49,13 +49,9 @@ def drop_month(table: str, month: date) -> None:
 def last_month(transactional_db):
     """Last month's partitions of the bets and the ledger, as a database converted before it has:
     their legacy partitions end there instead of at this month (they hold no id of a month)."""
-    def legacy_up_to(table, end):
-        run(f"ALTER TABLE {table} DETACH PARTITION {table}_legacy")
-        run(f"ALTER TABLE {table} ATTACH PARTITION {table}_legacy FOR VALUES FROM (MINVALUE) TO ({end})")
-
     with app_role.as_owner():
         for table in (BETS, LEDGER):
-            legacy_up_to(table, partitions.month_start_id(LAST_MONTH))
+            partitions.move_legacy_end(table, partitions.month_start_id(LAST_MONTH))
             partitions.ensure(table, ahead=0, today=LAST_MONTH)
     yield LAST_MONTH
     with app_role.as_owner():
@@ -64,7 +60,7 @@ def last_month(transactional_db):
         for table in (LEDGER, BETS):  # the referencing months first
             drop_month(table, LAST_MONTH)
         for table in (BETS, LEDGER):
-            legacy_up_to(table, partitions.month_start_id(THIS_MONTH))
+            partitions.move_legacy_end(table, partitions.month_start_id(THIS_MONTH))
 
 
 def last_month_bets(game, integration, account, statuses, first: int = 1):
