@@ -13,7 +13,7 @@ database unless told). Those given model instances and reading only their relati
 
 import functools
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import MAXYEAR, UTC, datetime, timedelta
 
 from django.core.paginator import Paginator
 from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -366,13 +366,23 @@ def ledger_entries_of_bets(bet_ids, *, using: str = DEFAULT_DB_ALIAS) -> dict:
 CLOCK_LEEWAY = timedelta(minutes=1)
 
 
+def _utc_with_leeway(moment: datetime, leeway: timedelta) -> datetime:
+    """``moment`` moved by ``leeway``, in UTC; at the calendar's edge (a filter's year 1 or 9999), the edge."""
+    try:
+        return (moment + leeway).astimezone(UTC)
+    except OverflowError:
+        return (datetime.min if leeway < timedelta(0) else datetime.max).replace(tzinfo=UTC)
+
+
 def bet_ids_of_rounds(*, opened_from: datetime, until: datetime, using: str = DEFAULT_DB_ALIAS) -> Q:
     """A filter on the bets' ids that keeps only the partitions that can hold the bets of rounds
     opened from ``opened_from`` on and placed until ``until``: the months between, and the legacy
     partition (the bets from before the table was partitioned) only while its last bet was placed
     since ``opened_from``. Constants, so that the planner prunes every other partition."""
-    since, until = (moment.astimezone(UTC) for moment in (opened_from - CLOCK_LEEWAY, until + CLOCK_LEEWAY))
-    ids = Q(pk__gte=partitions.month_start_id(since), pk__lt=partitions.month_start_id(partitions.next_month(until)))
+    since, until = _utc_with_leeway(opened_from, -CLOCK_LEEWAY), _utc_with_leeway(until, CLOCK_LEEWAY)
+    ids = Q(pk__gte=partitions.month_start_id(since))
+    if (until.year, until.month) < (MAXYEAR, 12):  # December of the last year has no month after it
+        ids &= Q(pk__lt=partitions.month_start_id(partitions.next_month(until)))
     legacy_end = partitions.legacy_end(Bet._meta.db_table, using=using)
     last_legacy = Bet.objects.using(using).filter(pk__lt=legacy_end).order_by("-pk").values_list(
         "placed_at", flat=True).first()

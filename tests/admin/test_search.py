@@ -176,6 +176,10 @@ def test_the_bets_list_filtered_by_placing_time_reads_only_those_months(as_suppo
     listed = [query["sql"] for query in queries if '"games_bet"."placed_at" >=' in query["sql"]]
     low = partitions.month_start_id(today - selectors.CLOCK_LEEWAY)
     assert listed and all(f'"games_bet"."id" >= {low}' in sql for sql in listed), listed
+    for since, until in (("0001-01-01 00:00:00+00:00", "9999-12-31 23:59:59+00:00"),  # the calendar's edges
+                         ("0001-01-01 00:00:00+14:00", "9999-12-31 23:59:59-12:00")):
+        response = as_support.get(admin_url(Bet), {"placed_at__gte": since, "placed_at__lt": until})
+        assert response.status_code == 200 and len(response.context["cl"].result_list) == len(listed_ids)
     earlier = today - timedelta(days=400)
     response = as_support.get(admin_url(Bet), {"placed_at__gte": str(earlier), "placed_at__lt": str(today)})
     assert list(response.context["cl"].result_list) == []
