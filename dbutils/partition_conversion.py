@@ -24,7 +24,6 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from psycopg import sql
 
 from dbutils.partitions import (
-    LOCK_TIMEOUT,
     MONTH_SHIFT,
     month_id_sql,
     month_of_id,
@@ -35,6 +34,7 @@ from dbutils.partitions import (
 )
 
 MONTHS_AHEAD = 2
+LOCK_TIMEOUT = "5s"  # step 2, a migration's: a planned stop of the writers (docs/operations/partitions.md)
 
 
 def _run(cursor, statement, params=None):

@@ -19,7 +19,7 @@ was partitioned live in ``<table>_legacy`` (ids below every month's), which is n
 - ``restore``: a file checked against its manifest (SHA-256, row count) is loaded into a table of
   its own and attached again (or the table still in ARCHIVE_SCHEMA is attached back).
 
-The caller records the manifests as audit events; this module imports none of our packages.
+The caller records the manifests as audit events; this module imports nothing of ours outside dbutils.
 """
 
 import gzip
@@ -33,10 +33,11 @@ from pathlib import Path
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from psycopg import sql
 
+from dbutils import ddl_locks
+
 MONTH_SHIFT = 40  # 2**40 ids a month; below 2**53 (exact in JavaScript) until 2682
 EPOCH_YEAR = 2000
 ARCHIVE_SCHEMA = "archived"
-LOCK_TIMEOUT = "5s"
 COPY_CHUNK = 1 << 20
 # gzip's own default: a month's bets, ledger and events compress 3-5 times faster than at 9, into files
 # 5-16 % larger (measured on the pages benchmark's data).
@@ -118,12 +119,21 @@ def own_foreign_keys(cursor, table: str) -> list:
                             "WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0", [table]).fetchall()
 
 
-def _create_and_attach(cursor, table: str, name: str, month: date) -> None:
+def _create_and_attach(table: str, name: str, month: date, using: str) -> None:
+    """ATTACH checks the empty partition against the keys of the tables ``table`` references and
+    gives the tables referencing ``table`` their triggers on it: SHARE ROW EXCLUSIVE on both, taken
+    first (ddl_locks)."""
     low, high = month_start_id(month), month_start_id(next_month(month))
-    _execute(cursor, sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
-    _execute(cursor, sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
-                             "INCLUDING GENERATED INCLUDING STORAGE)").format(_identifier(name), _identifier(table)))
-    _attach(cursor, table, name, low, high)
+
+    def create_and_attach(cursor):
+        _execute(cursor, sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
+                                 "INCLUDING GENERATED INCLUDING STORAGE)").format(
+            _identifier(name), _identifier(table)))
+        _attach(cursor, table, name, low, high)
+
+    with connections[using].cursor() as cursor:
+        foreign = ddl_locks.referenced_tables(cursor, table) + ddl_locks.referencing_tables(cursor, table)
+    ddl_locks.run_locked(create_and_attach, locks=dict.fromkeys(foreign, ddl_locks.SHARE_ROW_EXCLUSIVE), using=using)
 
 
 def _attach(cursor, table: str, name: str, low: int, high: int) -> None:
@@ -167,8 +177,7 @@ def ensure(table: str, *, ahead: int = 2, today: date | None = None, using: str 
     for _ in range(ahead + 1):
         if month not in present and month_start_id(month) >= legacy:
             name = partition_name(table, month)
-            with transaction.atomic(using=using), connections[using].cursor() as cursor:
-                _create_and_attach(cursor, table, name, month)
+            _create_and_attach(table, name, month, using)
             made.append(name)
         month = next_month(month)
     return made
@@ -218,13 +227,35 @@ def _archived(cursor, table: str) -> dict:
     return found
 
 
-def _drop_foreign_keys(cursor, name: str) -> None:
+def _drop_foreign_keys(name: str, using: str) -> None:
     """A detached partition keeps its foreign keys as its own: an archived ledger month's would
     forbid detaching the bets' month it references. A restore gives them back (_validate_foreign_keys).
-    (The clones a key keeps per partition of the table it references go with it.)"""
-    for constraint, _definition in own_foreign_keys(cursor, f"{ARCHIVE_SCHEMA}.{name}"):
-        _execute(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(
-            sql.Identifier(ARCHIVE_SCHEMA, name), sql.Identifier(constraint)))
+    Dropping a key drops its triggers on the table it references (and the clones it keeps per
+    partition of a partitioned one): ACCESS EXCLUSIVE there, taken first (ddl_locks)."""
+    archived = f"{ARCHIVE_SCHEMA}.{name}"
+    with connections[using].cursor() as cursor:
+        keys = own_foreign_keys(cursor, archived)
+        referenced = ddl_locks.referenced_tables(cursor, archived)
+
+    def drop(cursor):
+        for constraint, _definition in keys:
+            _execute(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(
+                sql.Identifier(ARCHIVE_SCHEMA, name), sql.Identifier(constraint)))
+
+    if keys:
+        ddl_locks.run_locked(drop, locks=dict.fromkeys(referenced, ddl_locks.ACCESS_EXCLUSIVE), using=using)
+
+
+def _detach_concurrently(table: str, name: str, using: str) -> None:
+    """DETACH … CONCURRENTLY (writers go on), or its FINALIZE where a try stopped between its two
+    transactions; its lock waits are short and tried again (ddl_locks)."""
+    def statement(raw):
+        pending = raw.execute("SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = %s::regclass",
+                              [name]).fetchone()[0]
+        return sql.SQL("ALTER TABLE {} DETACH PARTITION {} {}").format(
+            _identifier(table), _identifier(name), sql.SQL("FINALIZE" if pending else "CONCURRENTLY"))
+
+    ddl_locks.run_retrying(statement, using=using)
 
 
 def archive(table: str, *, before: date, to: str | Path, using: str = DEFAULT_DB_ALIAS) -> list:
@@ -243,14 +274,13 @@ def archive(table: str, *, before: date, to: str | Path, using: str = DEFAULT_DB
         columns = _columns(cursor, table)
         for month, name in sorted(month_partitions(table, using=using).items()):
             if next_month(month) <= before:
-                _execute(cursor, sql.SQL("ALTER TABLE {} DETACH PARTITION {} CONCURRENTLY").format(
-                    _identifier(table), _identifier(name)))
+                _detach_concurrently(table, name, using)
                 _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA {}").format(
                     _identifier(name), _identifier(ARCHIVE_SCHEMA)))
         for month, name in sorted(_archived(cursor, table).items()):
             if next_month(month) > before:
                 continue
-            _drop_foreign_keys(cursor, name)
+            _drop_foreign_keys(name, using)
             if (directory / f"{name}.json").exists():
                 continue
             file = directory / f"{name}.copy.gz"
@@ -323,28 +353,42 @@ def restore(path: str | Path, *, using: str = DEFAULT_DB_ALIAS) -> Manifest:
         # queries their indexes answer (a bet took 60 ms instead of 7 until autovacuum came by).
         _execute(cursor, sql.SQL("ANALYZE {}").format(staged))
     _validate_foreign_keys(manifest.table, manifest.partition, using)
-    with transaction.atomic(using=using), connections[using].cursor() as cursor:
-        _execute(cursor, sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
+
+    def attach(cursor):
         _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA public").format(staged))
         _attach(cursor, manifest.table, manifest.partition, manifest.id_from, manifest.id_to)
+
+    # ATTACH drops the staged table's own triggers on the tables its keys reference (ACCESS
+    # EXCLUSIVE there, after SHARE ROW EXCLUSIVE: a deadlock with a bet, unless taken first) and
+    # gives the tables referencing this one their triggers on it.
+    with connections[using].cursor() as cursor:
+        locks = {**dict.fromkeys(ddl_locks.referencing_tables(cursor, manifest.table), ddl_locks.SHARE_ROW_EXCLUSIVE),
+                 **dict.fromkeys(ddl_locks.referenced_tables(cursor, manifest.table), ddl_locks.ACCESS_EXCLUSIVE)}
+    ddl_locks.run_locked(attach, locks=locks, using=using)
     return manifest
 
 
 def _validate_foreign_keys(table: str, name: str, using: str) -> None:
     """The parent's own foreign keys on the staged table ``name``, as the parent defines them (so
-    that ATTACH takes them as its partition's), added NOT VALID (a moment's lock on the tables they
-    reference) and validated online. A key there already, from a run that stopped, is kept."""
+    that ATTACH takes them as its partition's), added NOT VALID (SHARE ROW EXCLUSIVE a moment on the
+    tables they reference, taken first: ddl_locks) and validated online. A key there already, from a
+    run that stopped, is kept."""
     staged = sql.Identifier(ARCHIVE_SCHEMA, name)
     with connections[using].cursor() as cursor:
         keys = own_foreign_keys(cursor, table)
+        referenced = ddl_locks.referenced_tables(cursor, table)
         present = {constraint for (constraint,) in _execute(
             cursor, "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f'",
             [f"{ARCHIVE_SCHEMA}.{name}"]).fetchall()}
+
+    def add(cursor):
         for constraint, definition in keys:
             if constraint not in present:
-                with transaction.atomic(using=using):
-                    _execute(cursor, sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(LOCK_TIMEOUT)))
-                    _execute(cursor, sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} {} NOT VALID").format(
-                        staged, sql.Identifier(constraint), sql.SQL(definition)))
+                _execute(cursor, sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} {} NOT VALID").format(
+                    staged, sql.Identifier(constraint), sql.SQL(definition)))
+
+    ddl_locks.run_locked(add, locks=dict.fromkeys(referenced, ddl_locks.SHARE_ROW_EXCLUSIVE), using=using)
+    with connections[using].cursor() as cursor:
+        for constraint, _definition in keys:
             _execute(cursor, sql.SQL("ALTER TABLE {} VALIDATE CONSTRAINT {}").format(
                 staged, sql.Identifier(constraint)))

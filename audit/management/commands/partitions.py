@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit import partitioning
 from core.errors import ApplicationError
+from dbutils.ddl_locks import LocksBusy
 from dbutils.partitions import ArchiveError
 
 HELP = """\
@@ -50,7 +51,7 @@ class Command(BaseCommand):
                                "(MIGRATION_DATABASE_URL in production)")
         try:
             getattr(self, f"_{action}")(**options)
-        except (ApplicationError, ArchiveError, OSError) as error:
+        except (ApplicationError, ArchiveError, LocksBusy, OSError) as error:
             raise CommandError(str(error)) from None
 
     def _ensure(self, **options):

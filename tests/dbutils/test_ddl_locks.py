@@ -1,0 +1,166 @@
+"""Partition changes beside writers, on tables of the test's own shaped like the product's (accounts;
+bets partitioned and referencing them; ledger entries partitioned and referencing both): a restore
+meets no deadlock with a writer that read, then wrote, the accounts; an archive does not queue writers
+behind a long reader; locks that stay busy leave nothing changed (dbutils.ddl_locks)."""
+
+import threading
+import time
+from datetime import date
+
+import psycopg
+import pytest
+from django.db import connection
+
+from dbutils import ddl_locks
+from dbutils import partitions as p
+from dbutils.postgresql import urls
+from tests import app_role
+
+pytestmark = [pytest.mark.owner, pytest.mark.django_db(transaction=True)]
+ACCOUNTS, BETS, LEDGER = "test_lock_accounts", "test_lock_bets", "test_lock_ledger"
+SEPTEMBER = date(2026, 9, 1)
+
+
+@pytest.fixture
+def tables():
+    legacy_end = p.month_start_id(SEPTEMBER)
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE TABLE {ACCOUNTS} (id bigint PRIMARY KEY, balance numeric NOT NULL DEFAULT 0)")
+        cursor.execute(f"INSERT INTO {ACCOUNTS} (id) VALUES (1), (2)")
+        cursor.execute(f"CREATE TABLE {BETS} (id bigint PRIMARY KEY, account_id bigint NOT NULL "
+                       f"REFERENCES {ACCOUNTS}) PARTITION BY RANGE (id)")
+        cursor.execute(f"CREATE TABLE {LEDGER} (id bigint PRIMARY KEY, account_id bigint NOT NULL "
+                       f"REFERENCES {ACCOUNTS}, bet_id bigint REFERENCES {BETS}) PARTITION BY RANGE (id)")
+        for table in (BETS, LEDGER):
+            cursor.execute(f"CREATE TABLE {table}_legacy PARTITION OF {table} FOR VALUES FROM (MINVALUE) "
+                           f"TO ({legacy_end})")
+    for table in (BETS, LEDGER):
+        p.ensure(table, today=SEPTEMBER, ahead=3)
+    september, december = p.month_start_id(SEPTEMBER), p.month_start_id(date(2026, 12, 1))
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {BETS} VALUES ({september} + 1, 1), ({december} + 1, 2)")
+        cursor.execute(f"INSERT INTO {LEDGER} VALUES ({september} + 1, 1, {september} + 1), "
+                       f"({december} + 1, 2, {december} + 1)")
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE IF EXISTS {LEDGER}, {BETS}, {ACCOUNTS} CASCADE")
+        cursor.execute(f"DROP SCHEMA IF EXISTS {p.ARCHIVE_SCHEMA} CASCADE")
+
+
+def other_connection() -> psycopg.Connection:
+    return psycopg.connect(urls.to_url(app_role.owner_settings(), name=connection.settings_dict["NAME"]))
+
+
+def archive_september(tmp_path) -> list:
+    return [*p.archive(LEDGER, before=date(2026, 10, 1), to=tmp_path),
+            *p.archive(BETS, before=date(2026, 10, 1), to=tmp_path)]
+
+
+class Writer(threading.Thread):
+    """A bet's shape: reads an account, waits for ``go``, then writes it, in one transaction."""
+
+    def __init__(self, go: threading.Event):
+        super().__init__(daemon=True)
+        self.go, self.read, self.error = go, threading.Event(), None
+
+    def run(self):
+        with other_connection() as writer:
+            try:
+                writer.execute(f"SELECT balance FROM {ACCOUNTS} WHERE id = 1")
+                self.read.set()
+                self.go.wait(10)
+                writer.execute(f"UPDATE {ACCOUNTS} SET balance = balance + 1 WHERE id = 1")
+                writer.commit()
+            except psycopg.Error as error:
+                self.error = error
+
+
+def test_restore_meets_no_deadlock_with_a_writer_that_read_then_writes(tables, tmp_path):
+    """ATTACH took SHARE ROW EXCLUSIVE on the accounts, then waited for ACCESS EXCLUSIVE behind the
+    writer's read, which then waited to write behind it: PostgreSQL's deadlock detector failed one."""
+    manifests = archive_september(tmp_path)
+    with connection.cursor() as cursor:  # the ledger's restore validates its keys against the bets
+        cursor.execute(f"DROP TABLE {p.ARCHIVE_SCHEMA}.{LEDGER}_p202609")
+    p.restore(tmp_path / f"{BETS}_p202609.json")
+    go, failures = threading.Event(), []
+    writer = Writer(go)
+    writer.start()
+    assert writer.read.wait(10)
+
+    def restore():
+        try:
+            p.restore(tmp_path / f"{LEDGER}_p202609.json")
+        except Exception as error:  # noqa: BLE001 - asserted below, in the test's thread
+            failures.append(error)
+        finally:
+            connection.close()
+
+    restoring = threading.Thread(target=restore, daemon=True)
+    restoring.start()
+    with other_connection() as watcher:
+        deadline = time.monotonic() + 10
+        while not watcher.execute("SELECT EXISTS (SELECT FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                                  "WHERE c.relname = %s AND NOT l.granted)", [ACCOUNTS]).fetchone()[0]:
+            assert time.monotonic() < deadline, "the restore never waited for the accounts"
+            time.sleep(0.01)
+    go.set()  # the writer now writes what it read, while the restore waits for the accounts
+    writer.join(10)
+    restoring.join(60)
+    assert writer.error is None and failures == []
+    assert not restoring.is_alive()
+    assert {m.partition for m in manifests} == {f"{BETS}_p202609", f"{LEDGER}_p202609"}
+    assert sorted(p.month_partitions(LEDGER))[0] == SEPTEMBER
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT balance FROM {ACCOUNTS} WHERE id = 1")
+        assert cursor.fetchone()[0] == 1
+
+
+def test_an_archive_does_not_queue_writers_behind_a_long_reader(tables, tmp_path):
+    """Dropping an archived month's foreign keys takes ACCESS EXCLUSIVE on the accounts; it waited
+    behind a reader's open transaction for as long as it stayed, and every writer behind it."""
+    finished, failures = threading.Event(), []
+
+    def archive():
+        try:
+            archive_september(tmp_path)
+        except Exception as error:  # noqa: BLE001 - asserted below, in the test's thread
+            failures.append(error)
+        finally:
+            connection.close()
+            finished.set()
+
+    with other_connection() as reader, other_connection() as writer, other_connection() as watcher:
+        reader.execute(f"SELECT count(*) FROM {ACCOUNTS}")  # and stays open
+        threading.Thread(target=archive, daemon=True).start()
+        deadline = time.monotonic() + 10
+        while not watcher.execute("SELECT EXISTS (SELECT FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                                  "WHERE c.relname = %s AND l.mode = 'AccessExclusiveLock')", [ACCOUNTS]).fetchone()[0]:
+            assert time.monotonic() < deadline, "the archive never asked for the accounts"
+            time.sleep(0.01)
+        writer.execute("SET lock_timeout = '1s'")
+        for account in (1, 2, 1, 2, 1):  # over several of the archive's tries
+            writer.execute(f"UPDATE {ACCOUNTS} SET balance = balance + 1 WHERE id = %s", [account])
+            writer.commit()
+            time.sleep(0.1)
+        assert not finished.is_set()  # still waiting for the reader
+        reader.rollback()
+        assert finished.wait(30) and failures == []
+    assert sorted(p.month_partitions(BETS)) == sorted(p.month_partitions(LEDGER)) == [
+        date(2026, 10, 1), date(2026, 11, 1), date(2026, 12, 1)]
+    assert sorted(path.name for path in tmp_path.glob("*.json")) == [f"{BETS}_p202609.json", f"{LEDGER}_p202609.json"]
+
+
+def test_locks_that_stay_busy_leave_the_restore_undone_and_it_can_run_again(tables, tmp_path, monkeypatch):
+    archive_september(tmp_path)
+    p.restore(tmp_path / f"{BETS}_p202609.json")
+    monkeypatch.setattr(ddl_locks, "ATTEMPTS", 3)
+    with other_connection() as reader:
+        reader.execute(f"SELECT count(*) FROM {ACCOUNTS}")  # and stays open
+        with pytest.raises(ddl_locks.LocksBusy, match=ACCOUNTS):
+            p.restore(tmp_path / f"{LEDGER}_p202609.json")
+        assert SEPTEMBER not in p.month_partitions(LEDGER)
+        with connection.cursor() as cursor:  # still staged, with its keys
+            cursor.execute(f"SELECT count(*) FROM {p.ARCHIVE_SCHEMA}.{LEDGER}_p202609")
+            assert cursor.fetchone()[0] == 1
+    assert p.restore(tmp_path / f"{LEDGER}_p202609.json").rows == 1
+    assert SEPTEMBER in p.month_partitions(LEDGER)
