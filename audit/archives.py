@@ -15,6 +15,8 @@ import re
 from datetime import datetime
 from pathlib import Path
 
+from django.db import DEFAULT_DB_ALIAS
+
 from audit import merkle
 from audit.chain import HASHED_FIELDS, leaf_entry
 from audit.choices import AuditAction
@@ -25,22 +27,26 @@ _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\
 _ESCAPE = re.compile(r"\\([bfnrtv\\]|[0-7]{1,3})")
 
 
-def archived_ranges() -> dict:
-    """{(id_from, id_to): manifest} of the audit events' months the log says were archived and not
+def archived_manifests(*, using: str = DEFAULT_DB_ALIAS) -> dict:
+    """{(table, id_from, id_to): manifest} of the months the log says were archived and not
     restored since (the ``partitions.archived`` and ``partitions.restored`` events, in order)."""
-    table, ranges = AuditEvent._meta.db_table, {}
-    events = AuditEvent.objects.filter(
+    found = {}
+    events = AuditEvent.objects.using(using).filter(
         action__in=[AuditAction.PARTITIONS_ARCHIVED, AuditAction.PARTITIONS_RESTORED]).order_by("id")
     for action, after in events.values_list("action", "after"):
         for manifest in (after or {}).get("manifests", []):
-            if manifest.get("table") != table:
-                continue
-            key = (manifest["id_from"], manifest["id_to"])
+            key = (manifest.get("table"), manifest["id_from"], manifest["id_to"])
             if action == AuditAction.PARTITIONS_ARCHIVED:
-                ranges[key] = manifest
+                found[key] = manifest
             else:
-                ranges.pop(key, None)
-    return ranges
+                found.pop(key, None)
+    return found
+
+
+def archived_ranges() -> dict:
+    """{(id_from, id_to): manifest} of the audit events' months archived and not restored since."""
+    table = AuditEvent._meta.db_table
+    return {(low, high): manifest for (of, low, high), manifest in archived_manifests().items() if of == table}
 
 
 def _field(text: str):

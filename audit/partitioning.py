@@ -5,19 +5,23 @@ Run as the tables' owner (the application role can neither attach nor detach). N
 deleted: an archived month is detached into the schema ``archived`` and written to a checked file.
 """
 
+import json
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import Exists, OuterRef
 
+from audit.archives import archived_manifests
 from audit.choices import AuditAction
 from audit.models import AuditEvent, AuditLeaf
 from audit.sequencer import sequence_pending
 from audit.services import audit_record
 from core.errors import Conflict
 from dbutils import partitions
+from dbutils.ddl_locks import LocksBusy
 
 # The tables partitioned by month, in archive order: a table before any table it references (the
 # ledger's entries reference the bets); restored the other way round. Named, not imported: the
@@ -47,9 +51,17 @@ def retention_start(today: date | None = None) -> date:
 
 
 def partitions_ensure(*, today: date | None = None, using: str = DEFAULT_DB_ALIAS) -> list:
-    """Every registered table's partitions of this month and MONTHS_AHEAD more; the names made."""
-    return [name for table in PARTITIONED_TABLES
-            for name in partitions.ensure(table, ahead=MONTHS_AHEAD, today=today, using=using)]
+    """Every registered table's partitions of this month and MONTHS_AHEAD more; the names made. A
+    table whose locks stay busy does not keep the others from theirs; its LocksBusy is raised after."""
+    made, busy = [], []
+    for table in PARTITIONED_TABLES:
+        try:
+            made += partitions.ensure(table, ahead=MONTHS_AHEAD, today=today, using=using)
+        except LocksBusy as error:
+            busy.append(error)
+    if busy:
+        raise busy[0]
+    return made
 
 
 def months_ahead(table: str, *, today: date | None = None, using: str = DEFAULT_DB_ALIAS) -> int:
@@ -92,13 +104,41 @@ def partitions_archive(*, before: date, to, using: str = DEFAULT_DB_ALIAS) -> Ar
         ends[table], why = hold(before, using)
         if ends[table] < before:
             kept_online[table] = {"from": f"{ends[table]:%Y-%m}", "why": why}
-    manifests = [manifest.as_json() for table in PARTITIONED_TABLES
-                 for manifest in partitions.archive(table, before=ends.get(table, before), to=to, using=using)]
+    try:
+        for table in PARTITIONED_TABLES:
+            partitions.archive(table, before=ends.get(table, before), to=to, using=using)
+    except BaseException:
+        _record_archived(before, to, kept_online, using)  # the files written before it stopped
+        raise
+    return Archived(manifests=_record_archived(before, to, kept_online, using), kept_online=kept_online)
+
+
+def _record_archived(before: date, directory, kept_online: dict, using: str) -> list:
+    """One ``partitions.archived`` event carrying the manifests in ``directory`` of months detached
+    from their table that the log does not name as archived: the run's own, and those of a run that
+    stopped before its event or of a month archived again after a restore. The manifests."""
+    manifests = _unrecorded_manifests(directory, using)
     if manifests:
         with transaction.atomic(using=using):
             audit_record(actor=ACTOR, action=AuditAction.PARTITIONS_ARCHIVED, object_type="partition",
                          object_id=f"before {before:%Y-%m}", after={"manifests": manifests, "kept_online": kept_online})
-    return Archived(manifests=manifests, kept_online=kept_online)
+    return manifests
+
+
+def _unrecorded_manifests(directory, using: str) -> list:
+    in_log = {(table, low) for table, low, _high in archived_manifests(using=using)}
+    attached = {table: set(partitions.month_partitions(table, using=using).values()) for table in PARTITIONED_TABLES}
+    found = []
+    for path in Path(directory).glob("*.json"):
+        try:
+            manifest = partitions.Manifest(**json.loads(path.read_text())).as_json()
+        except (ValueError, TypeError, OSError):
+            continue  # not a manifest of ours
+        table = manifest["table"]
+        if table in attached and manifest["partition"] not in attached[table] \
+                and (table, manifest["id_from"]) not in in_log:
+            found.append(manifest)
+    return sorted(found, key=lambda m: (PARTITIONED_TABLES.index(m["table"]), m["id_from"]))
 
 
 def partitions_restore(*, files: list, using: str = DEFAULT_DB_ALIAS) -> list:

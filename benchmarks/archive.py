@@ -62,13 +62,6 @@ def _place_bets(port: int, round_id: int, secret: str, bets: Bets) -> None:
         n += 1
 
 
-def _archived_tables() -> list:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-                       "WHERE n.nspname = %s AND c.relkind = 'r'", [partitions.ARCHIVE_SCHEMA])
-        return [name for (name,) in cursor.fetchall()]
-
-
 def run(database_url: str, *, before, to: Path, settle_seconds: float, say, write) -> bool:
     """Archive the months before ``before`` into ``to``, drop the detached tables (the files are
     what a restore has), restore every file; bets arrive all along. True when every bet answered 201."""
@@ -90,8 +83,9 @@ def run(database_url: str, *, before, to: Path, settle_seconds: float, say, writ
             timings["archive"] = time.perf_counter() - started
             say(f"archived in {timings['archive']:.1f} s; kept online: {archived.kept_online or 'nothing'}")
             with connection.cursor() as cursor:
-                for name in _archived_tables():
-                    cursor.execute(f'DROP TABLE "{partitions.ARCHIVE_SCHEMA}"."{name}"')
+                for table in partitioning.PARTITIONED_TABLES:
+                    for name in partitions.archived_partitions(cursor, table).values():
+                        cursor.execute(f'DROP TABLE "{partitions.ARCHIVE_SCHEMA}"."{name}"')
             bets.phase, started = "restore", time.perf_counter()
             partitioning.partitions_restore(files=[to / manifest["file"] for manifest in archived.manifests])
             timings["restore"] = time.perf_counter() - started

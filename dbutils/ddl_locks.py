@@ -11,10 +11,14 @@ Two ways a schema change hurts the writers of a busy table (docs/architecture/pa
   a deadlock (a restore failed in CI).
 
 So ``run_locked`` takes the strongest lock each table will need first, in one statement per mode,
-strongest first, each waiting at most WAIT, shorter than PostgreSQL's deadlock_timeout (1 s by
-default: a writer the change blocks is then never the one chosen to fail). When they are not free
-it rolls back, pauses and starts again; a writer waits at most WAIT for it. ``run_retrying`` does
-the same for a statement that cannot run in a transaction (DETACH … CONCURRENTLY).
+strongest first, all of them within WAIT (their statements' timeout: below PostgreSQL's
+deadlock_timeout, 1 s by default, so that a writer they hold up never waits long enough to run the
+deadlock check and be the one chosen to fail). When they are not free it rolls back, pauses and
+starts again, for up to GIVE_UP_SECONDS; a writer waits at most about twice WAIT at each try.
+``run_retrying`` waits the same way for a statement that cannot run in a transaction (DETACH …
+CONCURRENTLY). Call both outside any transaction: a try rolled back inside one gives back only its
+own locks. A long autovacuum of one of those tables keeps the locks busy too (PostgreSQL cancels
+one only for a waiter that reaches deadlock_timeout): the change gives up and is run again later.
 """
 
 import random
@@ -25,8 +29,9 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from psycopg import sql
 
 WAIT = "200ms"
-ATTEMPTS = 100  # about half a minute of trying, between the pauses
+GIVE_UP_SECONDS = 300.0  # a maintenance task may wait this long; each try holds writers up at most 2 × WAIT
 PAUSE_SECONDS = (0.05, 0.4)  # random within, so two waiting changes do not meet again
+_BUSY = (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled)  # lock_timeout, statement_timeout
 
 ACCESS_EXCLUSIVE = "ACCESS EXCLUSIVE"
 SHARE_ROW_EXCLUSIVE = "SHARE ROW EXCLUSIVE"
@@ -34,63 +39,81 @@ _MODES = (ACCESS_EXCLUSIVE, SHARE_ROW_EXCLUSIVE)  # strongest first
 
 
 class LocksBusy(RuntimeError):
-    """The locks a schema change needs were not free in ATTEMPTS tries; nothing was changed."""
+    """The locks a schema change needs stayed busy for GIVE_UP_SECONDS; nothing was changed."""
 
 
 def run_locked(work, *, locks: dict, using: str = DEFAULT_DB_ALIAS):
     """``work(cursor)`` in a transaction that first takes ``locks`` ({table: mode}; a partitioned
     table's partitions with it), tried again while they are busy; what ``work`` returns."""
-    by_mode = {mode: sorted(table for table, wanted in locks.items() if wanted == mode) for mode in _MODES}
     if unknown := set(locks.values()) - set(_MODES):
         raise ValueError(f"not a lock mode here: {unknown}")
-    for _attempt in range(ATTEMPTS):
+    by_mode = [(mode, sorted(table for table, wanted in locks.items() if wanted == mode)) for mode in _MODES]
+    give_up = time.monotonic() + GIVE_UP_SECONDS
+    while True:
+        locked = False
         try:
             with transaction.atomic(using=using), connections[using].cursor() as cursor:
                 raw = cursor.cursor  # psycopg's own: its errors arrive as they are
                 raw.execute(sql.SQL("SET LOCAL lock_timeout = {}").format(sql.Literal(WAIT)))
-                for mode, tables in by_mode.items():
+                raw.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(sql.Literal(WAIT)))
+                for mode, tables in by_mode:
                     if tables:
                         raw.execute(sql.SQL("LOCK TABLE {} IN {} MODE").format(
-                            sql.SQL(", ").join(_relation(table) for table in tables), sql.SQL(mode)))
+                            sql.SQL(", ").join(map(_relation, tables)), sql.SQL(mode)))
+                raw.execute("RESET statement_timeout")
+                locked = True
                 return work(cursor)
-        except psycopg.errors.LockNotAvailable:
-            time.sleep(random.uniform(*PAUSE_SECONDS))
-    raise LocksBusy(f"the locks on {', '.join(sorted(locks))} were busy for {ATTEMPTS} tries; nothing changed")
+        except _BUSY as error:
+            busy = error
+            if locked and not isinstance(error, psycopg.errors.LockNotAvailable):
+                raise  # a statement of the work's own ran past the session's statement_timeout
+        if time.monotonic() > give_up:
+            names = ", ".join(".".join(table) for table in sorted(locks))
+            raise LocksBusy(f"the locks on {names} were busy for {GIVE_UP_SECONDS:.0f} s "
+                            f"({busy.diag.message_primary}); nothing changed")
+        time.sleep(random.uniform(*PAUSE_SECONDS))
 
 
 def run_retrying(statement, *, using: str = DEFAULT_DB_ALIAS) -> None:
     """The statement ``statement(cursor)`` gives, outside any transaction, each lock it waits for
     waited for at most WAIT, tried again while busy; asked again before each try, so that it can
     finish what a try left half done."""
+    give_up = time.monotonic() + GIVE_UP_SECONDS
     with connections[using].cursor() as cursor:
         raw = cursor.cursor
-        for _attempt in range(ATTEMPTS):
-            raw.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(WAIT)))
-            tried = statement(raw)
+        while True:
             try:
+                tried = statement(raw)
+                raw.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(WAIT)))
                 raw.execute(tried)
                 return
             except psycopg.errors.LockNotAvailable:
-                time.sleep(random.uniform(*PAUSE_SECONDS))
+                if time.monotonic() > give_up:
+                    raise LocksBusy(f"the locks of {tried.as_string(raw)} were busy for "
+                                    f"{GIVE_UP_SECONDS:.0f} s") from None
             finally:
                 raw.execute("RESET lock_timeout")
-        raise LocksBusy(f"the locks of {tried.as_string(raw)} were busy for {ATTEMPTS} tries")
+            time.sleep(random.uniform(*PAUSE_SECONDS))
 
 
 def referenced_tables(cursor, table: str) -> list:
-    """The tables ``table``'s own foreign keys reference."""
-    raw = cursor.cursor.execute("SELECT DISTINCT confrelid::regclass::text FROM pg_constraint "
-                                "WHERE conrelid = %s::regclass AND contype = 'f' AND conparentid = 0", [table])
-    return [name for (name,) in raw.fetchall()]
+    """The tables ``table``'s own foreign keys reference, as (schema, name)."""
+    return _tables(cursor, "SELECT DISTINCT n.nspname, c.relname FROM pg_constraint k "
+                           "JOIN pg_class c ON c.oid = k.confrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+                           "WHERE k.conrelid = %s::regclass AND k.contype = 'f' AND k.conparentid = 0", table)
 
 
 def referencing_tables(cursor, table: str) -> list:
-    """The tables whose own foreign keys reference ``table``, itself aside."""
-    raw = cursor.cursor.execute("SELECT DISTINCT conrelid::regclass::text FROM pg_constraint "
-                                "WHERE confrelid = %s::regclass AND contype = 'f' AND conparentid = 0 "
-                                "AND conrelid <> confrelid", [table])
-    return [name for (name,) in raw.fetchall()]
+    """The tables whose own foreign keys reference ``table``, itself aside, as (schema, name)."""
+    return _tables(cursor, "SELECT DISTINCT n.nspname, c.relname FROM pg_constraint k "
+                           "JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+                           "WHERE k.confrelid = %s::regclass AND k.contype = 'f' AND k.conparentid = 0 "
+                           "AND k.conrelid <> k.confrelid", table)
 
 
-def _relation(name: str) -> sql.Composable:
-    return sql.Identifier(*name.split(".", 1))
+def _tables(cursor, query: str, table: str) -> list:
+    return [tuple(row) for row in cursor.cursor.execute(query, [table]).fetchall()]
+
+
+def _relation(table: tuple) -> sql.Composable:
+    return sql.Identifier(*table)

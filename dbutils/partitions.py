@@ -215,7 +215,7 @@ def _write_copy(cursor, name: str, columns: list, path: Path) -> tuple[int, str]
     return rows, digest.hexdigest()
 
 
-def _archived(cursor, table: str) -> dict:
+def archived_partitions(cursor, table: str) -> dict:
     """{month: name} of the partitions of ``table`` detached into ARCHIVE_SCHEMA."""
     raw = _execute(cursor, "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
                            "WHERE n.nspname = %s AND c.relkind = 'r'", [ARCHIVE_SCHEMA])
@@ -277,7 +277,7 @@ def archive(table: str, *, before: date, to: str | Path, using: str = DEFAULT_DB
                 _detach_concurrently(table, name, using)
                 _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA {}").format(
                     _identifier(name), _identifier(ARCHIVE_SCHEMA)))
-        for month, name in sorted(_archived(cursor, table).items()):
+        for month, name in sorted(archived_partitions(cursor, table).items()):
             if next_month(month) > before:
                 continue
             _drop_foreign_keys(name, using)

@@ -20,6 +20,7 @@ from audit.services import audit_head_sign, audit_record
 from audit.tasks import archive_partitions, ensure_partitions
 from audit.verification import check_log
 from dbutils import partitions
+from dbutils.ddl_locks import LocksBusy
 from tests import app_role
 from tests.audit.helpers import sequence_all
 
@@ -142,6 +143,45 @@ def test_a_month_is_archived_verified_from_its_file_and_restored(last_month, set
     check = check_log()
     assert check.problem is None and check.archived == 0
     assert AuditLeaf.objects.filter(event_id__in=month_rows).count() == 3
+
+
+@pytest.mark.owner
+def test_an_archive_that_stops_records_the_files_it_wrote_and_a_month_archived_again_is_recorded_again(
+        last_month, settings, tmp_path, monkeypatch):
+    """The log is what vouches for an archived month (audit_verify finds its events' leaves through
+    it): a run stopped after its files, or a month archived again after a restore (its files there
+    already), used to leave the month archived with no event saying so."""
+    settings.AUDIT_SEQUENCE_ON_COMMIT = False
+    for n in range(3):
+        run(f"INSERT INTO {TABLE} (id, created_at, actor, action, object_type, object_id, reason, request_id) "
+            "VALUES (%s, now(), 'system:test', 'test.event', 'test', %s, '', '')",
+            [partitions.month_start_id(last_month) + n + 1, str(n)])
+    sequence_all()
+    archive = partitions.archive
+
+    def stopping_after_the_events(table, **options):
+        written = archive(table, **options)
+        if table == TABLE:
+            raise LocksBusy("the locks on the accounts were busy")
+        return written
+
+    monkeypatch.setattr(partitions, "archive", stopping_after_the_events)
+    with pytest.raises(LocksBusy):
+        partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path)
+    monkeypatch.setattr(partitions, "archive", archive)
+    [recorded] = AuditEvent.objects.filter(action="partitions.archived").values_list("after", flat=True)
+    name = partitions.partition_name(TABLE, last_month)
+    assert [(m["partition"], m["rows"]) for m in recorded["manifests"]] == [(name, 3)]
+    assert partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path).manifests == []  # recorded once
+
+    partitioning.partitions_restore(files=[tmp_path / f"{name}.json"])
+    sequence_all()
+    assert check_log().archived == 0
+    again = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path).manifests
+    assert [m["partition"] for m in again] == [name]
+    sequence_all()
+    check = check_log(archives=tmp_path)
+    assert check.problem is None and check.archived == 3 and check.archived_checked == 3
 
 
 @pytest.mark.owner

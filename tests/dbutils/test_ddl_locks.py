@@ -47,8 +47,9 @@ def tables():
         cursor.execute(f"DROP SCHEMA IF EXISTS {p.ARCHIVE_SCHEMA} CASCADE")
 
 
-def other_connection() -> psycopg.Connection:
-    return psycopg.connect(urls.to_url(app_role.owner_settings(), name=connection.settings_dict["NAME"]))
+def other_connection(*, autocommit: bool = False) -> psycopg.Connection:
+    return psycopg.connect(urls.to_url(app_role.owner_settings(), name=connection.settings_dict["NAME"]),
+                           autocommit=autocommit)
 
 
 def archive_september(tmp_path) -> list:
@@ -97,7 +98,7 @@ def test_restore_meets_no_deadlock_with_a_writer_that_read_then_writes(tables, t
 
     restoring = threading.Thread(target=restore, daemon=True)
     restoring.start()
-    with other_connection() as watcher:
+    with other_connection(autocommit=True) as watcher:
         deadline = time.monotonic() + 10
         while not watcher.execute("SELECT EXISTS (SELECT FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
                                   "WHERE c.relname = %s AND NOT l.granted)", [ACCOUNTS]).fetchone()[0]:
@@ -129,7 +130,7 @@ def test_an_archive_does_not_queue_writers_behind_a_long_reader(tables, tmp_path
             connection.close()
             finished.set()
 
-    with other_connection() as reader, other_connection() as writer, other_connection() as watcher:
+    with other_connection() as reader, other_connection() as writer, other_connection(autocommit=True) as watcher:
         reader.execute(f"SELECT count(*) FROM {ACCOUNTS}")  # and stays open
         threading.Thread(target=archive, daemon=True).start()
         deadline = time.monotonic() + 10
@@ -153,7 +154,7 @@ def test_an_archive_does_not_queue_writers_behind_a_long_reader(tables, tmp_path
 def test_locks_that_stay_busy_leave_the_restore_undone_and_it_can_run_again(tables, tmp_path, monkeypatch):
     archive_september(tmp_path)
     p.restore(tmp_path / f"{BETS}_p202609.json")
-    monkeypatch.setattr(ddl_locks, "ATTEMPTS", 3)
+    monkeypatch.setattr(ddl_locks, "GIVE_UP_SECONDS", 1.0)
     with other_connection() as reader:
         reader.execute(f"SELECT count(*) FROM {ACCOUNTS}")  # and stays open
         with pytest.raises(ddl_locks.LocksBusy, match=ACCOUNTS):
@@ -164,3 +165,33 @@ def test_locks_that_stay_busy_leave_the_restore_undone_and_it_can_run_again(tabl
             assert cursor.fetchone()[0] == 1
     assert p.restore(tmp_path / f"{LEDGER}_p202609.json").rows == 1
     assert SEPTEMBER in p.month_partitions(LEDGER)
+
+
+def test_a_detach_left_pending_by_a_busy_try_is_finalized_by_the_next(tables, tmp_path):
+    """DETACH … CONCURRENTLY commits its first transaction, then waits for the table's readers: a
+    try that gives up there leaves the month pending, and the next try must FINALIZE it."""
+    finished, failures = threading.Event(), []
+
+    def archive():
+        try:
+            p.archive(LEDGER, before=date(2026, 10, 1), to=tmp_path)
+        except Exception as error:  # noqa: BLE001 - asserted below, in the test's thread
+            failures.append(error)
+        finally:
+            connection.close()
+            finished.set()
+
+    with other_connection() as reader, other_connection(autocommit=True) as watcher:
+        reader.execute(f"SELECT count(*) FROM {LEDGER}")  # and stays open
+        threading.Thread(target=archive, daemon=True).start()
+        deadline = time.monotonic() + 10
+        while not watcher.execute("SELECT EXISTS (SELECT FROM pg_inherits WHERE inhdetachpending "
+                                  "AND inhrelid = %s::regclass)", [f"{LEDGER}_p202609"]).fetchone()[0]:
+            assert time.monotonic() < deadline, "the detach never got to its second transaction"
+            time.sleep(0.01)
+        time.sleep(1)  # several tries, each giving up behind the reader
+        assert not finished.is_set()
+        reader.rollback()
+        assert finished.wait(30) and failures == []
+    assert SEPTEMBER not in p.month_partitions(LEDGER)
+    assert (tmp_path / f"{LEDGER}_p202609.json").exists()
