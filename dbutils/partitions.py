@@ -129,6 +129,7 @@ def _create_and_attach(table: str, name: str, month: date, using: str) -> None:
         _execute(cursor, sql.SQL("CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
                                  "INCLUDING GENERATED INCLUDING STORAGE)").format(
             _identifier(name), _identifier(table)))
+        _range_check(cursor, _identifier(name), name, low, high)
         _attach(cursor, table, name, low, high)
 
     with connections[using].cursor() as cursor:
@@ -136,14 +137,38 @@ def _create_and_attach(table: str, name: str, month: date, using: str) -> None:
     ddl_locks.run_locked(create_and_attach, locks=dict.fromkeys(foreign, ddl_locks.SHARE_ROW_EXCLUSIVE), using=using)
 
 
-def _attach(cursor, table: str, name: str, low: int, high: int) -> None:
-    # A CHECK that proves the range lets ATTACH skip its scan; it is redundant once attached.
-    check = f"{name}_range"
+def _range_check(cursor, relation: sql.Composable, name: str, low: int, high: int) -> None:
+    """A CHECK on ``relation`` (the table that becomes partition ``name``) that proves its range, so
+    that ATTACH reads no row (it scans the table: done before the attach takes its locks)."""
+    check = _identifier(f"{name}_range")
+    _execute(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT IF EXISTS {}").format(relation, check))
     _execute(cursor, sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} CHECK (id >= {} AND id < {})").format(
-        _identifier(name), _identifier(check), sql.Literal(low), sql.Literal(high)))
+        relation, check, sql.Literal(low), sql.Literal(high)))
+
+
+def _attach(cursor, table: str, name: str, low: int, high: int) -> None:
+    """ATTACH of ``name``, which has its range's CHECK (then redundant, so dropped)."""
     _execute(cursor, sql.SQL("ALTER TABLE {} ATTACH PARTITION {} FOR VALUES FROM ({}) TO ({})").format(
         _identifier(table), _identifier(name), sql.Literal(low), sql.Literal(high)))
-    _execute(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(_identifier(name), _identifier(check)))
+    _execute(cursor, sql.SQL("ALTER TABLE {} DROP CONSTRAINT {}").format(
+        _identifier(name), _identifier(f"{name}_range")))
+
+
+def _build_parent_indexes(cursor, table: str, relation: sql.Composable) -> None:
+    """The indexes of ``table`` built on ``relation``, a table loaded to become its partition: ATTACH
+    takes equal ones as the partition's instead of building them, which it would do while holding
+    its locks (a restored month's ledger held the accounts and the bets for 21 s). An index behind a
+    primary key or unique constraint is made as that constraint, as ATTACH asks."""
+    for (constraint,) in _execute(cursor, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = "
+                                          "%s::regclass AND contype IN ('p', 'u') AND conparentid = 0",
+                                  [table]).fetchall():
+        _execute(cursor, sql.SQL("ALTER TABLE {} ADD {}").format(relation, sql.SQL(constraint)))
+    for unique, definition in _execute(
+            cursor, "SELECT i.indisunique, pg_get_indexdef(i.indexrelid) FROM pg_index i WHERE i.indrelid = "
+                    "%s::regclass AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = i.indexrelid)",
+            [table]).fetchall():
+        _execute(cursor, sql.SQL("CREATE {}INDEX ON {} USING {}").format(
+            sql.SQL("UNIQUE " if unique else ""), relation, sql.SQL(definition.split(" USING ", 1)[1])))
 
 
 def legacy_end(table: str, *, using: str = DEFAULT_DB_ALIAS) -> int:
@@ -326,8 +351,9 @@ def read_manifest(path: str | Path) -> tuple[Manifest, Path]:
 def restore(path: str | Path, *, using: str = DEFAULT_DB_ALIAS) -> Manifest:
     """Attach the archived partition of ``path`` again: the table still in ARCHIVE_SCHEMA if it is
     there, else one loaded there from the checked file; its rows counted against the manifest. In
-    three steps, so that writers go on: loaded (or found) and analysed, then given the parent's
-    foreign keys NOT VALID and validated (ROW SHARE on the tables they reference), then attached,
+    three steps, so that writers go on: loaded (or found), indexed, range-checked and analysed, then
+    given the parent's foreign keys NOT VALID and validated (ROW SHARE on the tables they
+    reference), then attached (catalog work only, under the locks ddl_locks takes first),
     which takes those keys as the parent's instead of checking every row while it holds the tables
     they reference (a ledger month's check held the accounts and the bets: a bet waited 5 s)."""
     manifest, file = read_manifest(path)
@@ -346,9 +372,11 @@ def restore(path: str | Path, *, using: str = DEFAULT_DB_ALIAS) -> Manifest:
             with gzip.open(file, "rb") as data, cursor.cursor.copy(statement) as copy:
                 while block := data.read(COPY_CHUNK):
                     copy.write(block)
+            _build_parent_indexes(cursor, manifest.table, staged)  # a detached table kept its own
         rows = _execute(cursor, sql.SQL("SELECT count(*) FROM {}").format(staged)).fetchone()[0]
         if rows != manifest.rows:
             raise ArchiveError(f"{manifest.partition}: {rows} rows, the manifest says {manifest.rows}")
+        _range_check(cursor, staged, manifest.partition, manifest.id_from, manifest.id_to)
         # Attached with its statistics: without them the planner read restored months whole for
         # queries their indexes answer (a bet took 60 ms instead of 7 until autovacuum came by).
         _execute(cursor, sql.SQL("ANALYZE {}").format(staged))

@@ -31,6 +31,7 @@ def tables():
                        f"REFERENCES {ACCOUNTS}) PARTITION BY RANGE (id)")
         cursor.execute(f"CREATE TABLE {LEDGER} (id bigint PRIMARY KEY, account_id bigint NOT NULL "
                        f"REFERENCES {ACCOUNTS}, bet_id bigint REFERENCES {BETS}) PARTITION BY RANGE (id)")
+        cursor.execute(f"CREATE INDEX {LEDGER}_account_idx ON {LEDGER} (account_id) WHERE bet_id IS NOT NULL")
         for table in (BETS, LEDGER):
             cursor.execute(f"CREATE TABLE {table}_legacy PARTITION OF {table} FOR VALUES FROM (MINVALUE) "
                            f"TO ({legacy_end})")
@@ -195,3 +196,34 @@ def test_a_detach_left_pending_by_a_busy_try_is_finalized_by_the_next(tables, tm
         assert finished.wait(30) and failures == []
     assert SEPTEMBER not in p.month_partitions(LEDGER)
     assert (tmp_path / f"{LEDGER}_p202609.json").exists()
+
+
+def test_a_restore_leaves_only_catalog_work_for_its_locks(tables, tmp_path, monkeypatch):
+    """What scans the month (its indexes, its range's CHECK, its keys' validation) is done before
+    the attach takes the accounts and the bets: ATTACH building the indexes under those locks held
+    every bet for 21 s at 10 million bets."""
+    archive_september(tmp_path)
+    with connection.cursor() as cursor:
+        for name in (f"{BETS}_p202609", f"{LEDGER}_p202609"):
+            cursor.execute(f"DROP TABLE {p.ARCHIVE_SCHEMA}.{name}")
+    p.restore(tmp_path / f"{BETS}_p202609.json")
+    run_locked, seen = ddl_locks.run_locked, []
+
+    def looking_first(work, **options):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_index WHERE indrelid = %s::regclass",
+                           [f"{p.ARCHIVE_SCHEMA}.{LEDGER}_p202609"])
+            indexes = cursor.fetchone()[0]
+            cursor.execute("SELECT conname, convalidated FROM pg_constraint WHERE conrelid = %s::regclass "
+                           "AND contype IN ('c', 'f') AND conparentid = 0 ORDER BY conname", [f"{p.ARCHIVE_SCHEMA}.{LEDGER}_p202609"])
+            seen.append((indexes, cursor.fetchall()))
+        return run_locked(work, **options)
+
+    monkeypatch.setattr(ddl_locks, "run_locked", looking_first)
+    p.restore(tmp_path / f"{LEDGER}_p202609.json")
+    keys = [(f"{LEDGER}_account_id_fkey", True), (f"{LEDGER}_bet_id_fkey", True)]
+    assert seen[-1] == (2, [*keys, (f"{LEDGER}_p202609_range", True)])  # the attach's: the primary key, the index
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_index i WHERE indrelid = %s::regclass AND EXISTS "
+                       "(SELECT FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)", [f"{LEDGER}_p202609"])
+        assert cursor.fetchone()[0] == 2  # both taken as the parent's, none built again

@@ -113,6 +113,11 @@ def test_archive_writes_whole_months_and_restore_attaches_them(table, tmp_path):
     assert p.archive(table, before=date(2026, 11, 15), to=tmp_path) == []
 
     assert p.restore(tmp_path / f"{TABLE}_p202609.copy.gz").rows == 3  # loaded from the file
+    with connection.cursor() as cursor:  # its indexes built before, and taken by ATTACH as the parent's
+        cursor.execute("SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT FROM pg_inherits h "
+                       "WHERE h.inhrelid = i.indexrelid)) FROM pg_index i WHERE i.indrelid = %s::regclass",
+                       [f"{TABLE}_p202609"])
+        assert cursor.fetchone() == (2, 2)  # the primary key and created_at's, no second copy
     assert p.restore(tmp_path / f"{TABLE}_p202610.json").rows == 5  # the archived table, attached back
     assert count() == 15
     assert sorted(p.month_partitions(table)) == [month("2026-09"), month("2026-10"), month("2026-11")]

@@ -222,6 +222,8 @@ def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month,
     files = [str(tmp_path / m["file"]) for m in manifests]  # the ledger's first: restore reorders
     out = StringIO()
     with app_role.as_owner():
+        for manifest in manifests:  # restored from the files alone
+            run(f"DROP TABLE {partitions.ARCHIVE_SCHEMA}.{manifest['partition']}")
         call_command("partitions", "restore", *files, stdout=out)
     assert out.getvalue().index(BETS) < out.getvalue().index(LEDGER)
     assert figures(account) == expected
@@ -236,6 +238,13 @@ def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month,
         [(estimated,)] = run("SELECT reltuples FROM pg_class WHERE oid = %s::regclass",  # analysed
                              [partitions.partition_name(table, LAST_MONTH)])
         assert estimated == {BETS: 3, LEDGER: 5}[table]
+        # Its indexes built before the attach, which took each as the parent's: none built twice.
+        [(parent_indexes,)] = run("SELECT count(*) FROM pg_index WHERE indrelid = %s::regclass", [table])
+        [(indexes, attached_indexes)] = run(
+            "SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT FROM pg_inherits h "
+            "WHERE h.inhrelid = i.indexrelid)) FROM pg_index i WHERE i.indrelid = %s::regclass",
+            [partitions.partition_name(table, LAST_MONTH)])
+        assert indexes == attached_indexes == parent_indexes > 1
     with pytest.raises(DatabaseError), transaction.atomic():  # the restored ledger month is append-only
         run(f"UPDATE {LEDGER} SET amount = 1 WHERE bet_id = %s", [old[0]])
     with app_role.as_owner(), pytest.raises(IntegrityError), transaction.atomic():  # and its key holds
