@@ -215,7 +215,8 @@ def test_a_restore_leaves_only_catalog_work_for_its_locks(tables, tmp_path, monk
                            [f"{p.ARCHIVE_SCHEMA}.{LEDGER}_p202609"])
             indexes = cursor.fetchone()[0]
             cursor.execute("SELECT conname, convalidated FROM pg_constraint WHERE conrelid = %s::regclass "
-                           "AND contype IN ('c', 'f') AND conparentid = 0 ORDER BY conname", [f"{p.ARCHIVE_SCHEMA}.{LEDGER}_p202609"])
+                           "AND contype IN ('c', 'f') AND conparentid = 0 ORDER BY conname",
+                           [f"{p.ARCHIVE_SCHEMA}.{LEDGER}_p202609"])
             seen.append((indexes, cursor.fetchall()))
         return run_locked(work, **options)
 
