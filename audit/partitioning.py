@@ -126,17 +126,23 @@ def _record_archived(before: date, directory, kept_online: dict, using: str) -> 
 
 
 def _unrecorded_manifests(directory, using: str) -> list:
-    in_log = {(table, low) for table, low, _high in archived_manifests(using=using)}
-    attached = {table: set(partitions.month_partitions(table, using=using).values()) for table in PARTITIONED_TABLES}
+    """Manifests only of months detached into the archive schema (a file copied in from elsewhere
+    names none of them), in the file the archive names after the month's partition, of the id range
+    that month has, and not archived in the log since."""
+    in_log = {(table, partitions.month_of_id(low)) for table, low, _high in archived_manifests(using=using)}
+    with connections[using].cursor() as cursor:
+        detached = {table: partitions.archived_partitions(cursor, table) for table in PARTITIONED_TABLES}
     found = []
     for path in Path(directory).glob("*.json"):
         try:
             manifest = partitions.Manifest(**json.loads(path.read_text())).as_json()
+            table, month = manifest["table"], date.fromisoformat(f"{manifest['month']}-01")
+            ours = (detached.get(table, {}).get(month) == manifest["partition"]
+                    and path.name == f"{manifest['partition']}.json"
+                    and manifest["id_from"] == partitions.month_start_id(month))
         except (ValueError, TypeError, OSError):
-            continue  # not a manifest of ours
-        table = manifest["table"]
-        if table in attached and manifest["partition"] not in attached[table] \
-                and (table, manifest["id_from"]) not in in_log:
+            continue  # not a manifest at all
+        if ours and (table, month) not in in_log:
             found.append(manifest)
     return sorted(found, key=lambda m: (PARTITIONED_TABLES.index(m["table"]), m["id_from"]))
 

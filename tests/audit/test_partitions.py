@@ -3,6 +3,7 @@ the append-only rules on every partition, and whole months archived to files the
 for, still verified, and restored."""
 
 import gzip
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -177,6 +178,11 @@ def test_an_archive_that_stops_records_the_files_it_wrote_and_a_month_archived_a
     partitioning.partitions_restore(files=[tmp_path / f"{name}.json"])
     sequence_all()
     assert check_log().archived == 0
+    (tmp_path / "copied.json").write_text((tmp_path / f"{name}.json").read_text())  # from elsewhere:
+    odd = {**json.loads((tmp_path / f"{name}.json").read_text()), "table": ["x"], "month": 7}
+    (tmp_path / "odd.json").write_text(json.dumps(odd))  # neither is recorded
+    assert partitioning.partitions_archive(before=THIS_MONTH.replace(year=THIS_MONTH.year - 5),
+                                           to=tmp_path).manifests == []
     again = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path).manifests
     assert [m["partition"] for m in again] == [name]
     sequence_all()
