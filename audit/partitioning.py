@@ -6,6 +6,7 @@ deleted: an archived month is detached into the schema ``archived`` and written 
 """
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import Exists, OuterRef
+from psycopg import sql
 
 from audit.archives import archived_manifests
 from audit.choices import AuditAction
@@ -37,6 +39,7 @@ PARTITIONED_TABLES = [
 ARCHIVE_HOLDS: dict = {}
 MONTHS_AHEAD = 2
 ACTOR = "system:partitions"
+ADVISORY_LOCK = 0x70617274  # "part": one archive or restore at a time
 
 
 def months_before(today: date, months: int) -> date:
@@ -94,7 +97,7 @@ def partitions_archive(*, before: date, to, using: str = DEFAULT_DB_ALIAS) -> Ar
     """Archive every whole month before ``before`` of every registered table to ``to``, but for the
     months a table's hold keeps online, and record one audit event carrying the manifests (the signed
     log vouches for each file's SHA-256) and what was kept. Never the current month; refused while an
-    event of those months has no leaf yet."""
+    event of those months has no leaf yet, or while another archive or restore runs."""
     if before > date.today().replace(day=1):
         raise Conflict("before", "Only whole months that have ended can be archived.")
     if _unsequenced_events_remain(before, using):
@@ -104,19 +107,35 @@ def partitions_archive(*, before: date, to, using: str = DEFAULT_DB_ALIAS) -> Ar
         ends[table], why = hold(before, using)
         if ends[table] < before:
             kept_online[table] = {"from": f"{ends[table]:%Y-%m}", "why": why}
-    try:
-        for table in PARTITIONED_TABLES:
-            partitions.archive(table, before=ends.get(table, before), to=to, using=using)
-    except BaseException:
-        _record_archived(before, to, kept_online, using)  # the files written before it stopped
-        raise
-    return Archived(manifests=_record_archived(before, to, kept_online, using), kept_online=kept_online)
+    with _one_at_a_time(using):
+        recorded = {manifest["partition"] for manifest in archived_manifests(using=using).values()}
+        try:
+            for table in PARTITIONED_TABLES:
+                partitions.archive(table, before=ends.get(table, before), to=to, recorded=recorded, using=using)
+        except BaseException:
+            _record_archived(before, to, kept_online, using)  # the files written before it stopped
+            raise
+        return Archived(manifests=_record_archived(before, to, kept_online, using), kept_online=kept_online)
+
+
+@contextmanager
+def _one_at_a_time(using: str):
+    """One archive or restore at a time (a restore stages its months where an archive keeps its
+    own): a session advisory lock, on the owner's direct connection."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [ADVISORY_LOCK])
+        if not cursor.fetchone()[0]:
+            raise Conflict("partitions", "Another archive or restore is running: run this one after it.")
+        try:
+            yield
+        finally:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [ADVISORY_LOCK])
 
 
 def _record_archived(before: date, directory, kept_online: dict, using: str) -> list:
     """One ``partitions.archived`` event carrying the manifests in ``directory`` of months detached
     from their table that the log does not name as archived: the run's own, and those of a run that
-    stopped before its event or of a month archived again after a restore. The manifests."""
+    stopped before its event. The manifests."""
     manifests = _unrecorded_manifests(directory, using)
     if manifests:
         with transaction.atomic(using=using):
@@ -128,36 +147,52 @@ def _record_archived(before: date, directory, kept_online: dict, using: str) -> 
 def _unrecorded_manifests(directory, using: str) -> list:
     """Manifests only of months detached into the archive schema (a file copied in from elsewhere
     names none of them), in the file the archive names after the month's partition, of the id range
-    that month has, and not archived in the log since."""
+    that month has, not archived in the log since, and checked: the file's SHA-256 and the detached
+    table's row count are the manifest's."""
     in_log = {(table, partitions.month_of_id(low)) for table, low, _high in archived_manifests(using=using)}
+    found = []
     with connections[using].cursor() as cursor:
         detached = {table: partitions.archived_partitions(cursor, table) for table in PARTITIONED_TABLES}
-    found = []
-    for path in Path(directory).glob("*.json"):
-        try:
-            manifest = partitions.Manifest(**json.loads(path.read_text())).as_json()
-            table, month = manifest["table"], date.fromisoformat(f"{manifest['month']}-01")
-            ours = (detached.get(table, {}).get(month) == manifest["partition"]
-                    and path.name == f"{manifest['partition']}.json"
-                    and manifest["id_from"] == partitions.month_start_id(month))
-        except (ValueError, TypeError, OSError):
-            continue  # not a manifest at all
-        if ours and (table, month) not in in_log:
-            found.append(manifest)
+        for path in Path(directory).glob("*.json"):
+            try:
+                manifest = partitions.Manifest(**json.loads(path.read_text())).as_json()
+                table, month = manifest["table"], date.fromisoformat(f"{manifest['month']}-01")
+                ours = (detached.get(table, {}).get(month) == manifest["partition"]
+                        and path.name == f"{manifest['partition']}.json"
+                        and manifest["id_from"] == partitions.month_start_id(month))
+            except (ValueError, TypeError, OSError):
+                continue  # not a manifest at all
+            if not ours or (table, month) in in_log:
+                continue
+            try:
+                partitions.read_manifest(path)  # the file's SHA-256
+            except (partitions.ArchiveError, OSError):
+                continue  # the next archive writes it afresh
+            rows = cursor.cursor.execute(sql.SQL("SELECT count(*) FROM {}").format(
+                sql.Identifier(partitions.ARCHIVE_SCHEMA, manifest["partition"]))).fetchone()[0]
+            if rows == manifest["rows"]:
+                found.append(manifest)
     return sorted(found, key=lambda m: (PARTITIONED_TABLES.index(m["table"]), m["id_from"]))
 
 
 def partitions_restore(*, files: list, using: str = DEFAULT_DB_ALIAS) -> list:
     """Attach the archived months of ``files`` again (each checked against its manifest) and record
-    one audit event carrying their manifests. A referenced table's months first (the bets before
-    the ledger entries whose foreign key attaching checks), whatever the order of ``files``."""
+    one audit event carrying their manifests, also for those attached before a failure. A
+    referenced table's months first (the bets before the ledger entries whose foreign key attaching
+    checks), whatever the order of ``files``."""
     order = {table: n for n, table in enumerate(reversed(PARTITIONED_TABLES))}
     files = sorted(files, key=lambda file: order.get(partitions.read_manifest_table(file), len(order)))
-    restored = [partitions.restore(file, using=using).as_json() for file in files]
-    if restored:
-        with transaction.atomic(using=using):
-            audit_record(actor=ACTOR, action=AuditAction.PARTITIONS_RESTORED, object_type="partition",
-                         object_id=", ".join(m["partition"] for m in restored)[:64], after={"manifests": restored})
+    restored = []
+    with _one_at_a_time(using):
+        try:
+            for file in files:
+                restored.append(partitions.restore(file, using=using).as_json())
+        finally:
+            if restored:
+                with transaction.atomic(using=using):
+                    audit_record(actor=ACTOR, action=AuditAction.PARTITIONS_RESTORED, object_type="partition",
+                                 object_id=", ".join(m["partition"] for m in restored)[:64],
+                                 after={"manifests": restored})
     return restored
 
 

@@ -252,6 +252,15 @@ def archived_partitions(cursor, table: str) -> dict:
     return found
 
 
+def _detached_in_public(cursor, table: str) -> list:
+    """Monthly partitions of ``table`` detached but not yet moved to ARCHIVE_SCHEMA (a run stopped
+    between the two): tables of their name in public that are no partition."""
+    raw = _execute(cursor, "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                           "WHERE n.nspname = 'public' AND c.relkind = 'r' AND NOT c.relispartition", [])
+    return sorted(name for (name,) in raw.fetchall()
+                  if (match := _PARTITION_NAME.match(name)) and match["table"] == table)
+
+
 def _drop_foreign_keys(name: str, using: str) -> None:
     """A detached partition keeps its foreign keys as its own: an archived ledger month's would
     forbid detaching the bets' month it references. A restore gives them back (_validate_foreign_keys).
@@ -283,11 +292,14 @@ def _detach_concurrently(table: str, name: str, using: str) -> None:
     ddl_locks.run_retrying(statement, using=using)
 
 
-def archive(table: str, *, before: date, to: str | Path, using: str = DEFAULT_DB_ALIAS) -> list:
+def archive(table: str, *, before: date, to: str | Path, recorded=frozenset(),
+            using: str = DEFAULT_DB_ALIAS) -> list:
     """Detach every monthly partition of ``table`` wholly before ``before`` and write each to ``to``;
     the manifests written, oldest first. A partition detached by a run that stopped before its file
-    was written (it waits in ARCHIVE_SCHEMA) is written by the next run. Runs outside any
-    transaction (DETACH … CONCURRENTLY)."""
+    was written (it waits in ARCHIVE_SCHEMA, or in public if it stopped before the move) is written
+    by the next run; so is one whose manifest is there but not in ``recorded`` (the partitions the
+    caller's record names: a stopped run's, or a month archived again after a restore), afresh. Runs
+    outside any transaction (DETACH … CONCURRENTLY)."""
     connection = connections[using]
     if connection.in_atomic_block:
         raise RuntimeError("archive detaches CONCURRENTLY: call it outside a transaction")
@@ -300,21 +312,24 @@ def archive(table: str, *, before: date, to: str | Path, using: str = DEFAULT_DB
         for month, name in sorted(month_partitions(table, using=using).items()):
             if next_month(month) <= before:
                 _detach_concurrently(table, name, using)
-                _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA {}").format(
-                    _identifier(name), _identifier(ARCHIVE_SCHEMA)))
+        for name in _detached_in_public(cursor, table):
+            _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA {}").format(
+                _identifier(name), _identifier(ARCHIVE_SCHEMA)))
         for month, name in sorted(archived_partitions(cursor, table).items()):
             if next_month(month) > before:
                 continue
             _drop_foreign_keys(name, using)
-            if (directory / f"{name}.json").exists():
+            if name in recorded and (directory / f"{name}.json").exists():
                 continue
             file = directory / f"{name}.copy.gz"
-            file.unlink(missing_ok=True)  # the part a stopped run wrote, with no manifest
+            file.unlink(missing_ok=True)  # the part a stopped run wrote, or a file the record does not name
             rows, digest = _write_copy(cursor, name, columns, file)
             manifest = Manifest(table=table, partition=name, month=f"{month:%Y-%m}", id_from=month_start_id(month),
                                 id_to=month_start_id(next_month(month)), columns=columns, rows=rows, sha256=digest,
                                 file=file.name)
-            (directory / f"{name}.json").write_text(json.dumps(manifest.as_json(), indent=1) + "\n")
+            written = directory / f"{name}.json.part"  # renamed whole: a manifest is never half there
+            written.write_text(json.dumps(manifest.as_json(), indent=1) + "\n")
+            written.replace(directory / f"{name}.json")
             manifests.append(manifest)
     return manifests
 

@@ -110,7 +110,10 @@ def test_archive_writes_whole_months_and_restore_attaches_them(table, tmp_path):
         cursor.execute(f"SELECT count(*) FROM {p.ARCHIVE_SCHEMA}.{TABLE}_p202610")
         assert cursor.fetchone()[0] == 5
         cursor.execute(f"DROP TABLE {p.ARCHIVE_SCHEMA}.{TABLE}_p202609")  # as an operator may, once stored
-    assert p.archive(table, before=date(2026, 11, 15), to=tmp_path) == []
+    recorded = {manifest.partition for manifest in manifests}
+    assert p.archive(table, before=date(2026, 11, 15), to=tmp_path, recorded=recorded) == []
+    [again] = p.archive(table, before=date(2026, 11, 15), to=tmp_path)  # a file no record names: afresh
+    assert again == manifests[1]  # the same bytes (gzip without a time stamp)
 
     assert p.restore(tmp_path / f"{TABLE}_p202609.copy.gz").rows == 3  # loaded from the file
     with connection.cursor() as cursor:  # its indexes built before, and taken by ATTACH as the parent's
@@ -123,6 +126,21 @@ def test_archive_writes_whole_months_and_restore_attaches_them(table, tmp_path):
     assert sorted(p.month_partitions(table)) == [month("2026-09"), month("2026-10"), month("2026-11")]
     with pytest.raises(p.ArchiveError, match="attached already"):
         p.restore(tmp_path / f"{TABLE}_p202609.json")
+
+
+def test_archive_finishes_a_month_detached_but_not_moved(table, tmp_path):
+    """DETACH commits before the move to ARCHIVE_SCHEMA: a run stopped between them left the month
+    in public, where neither the partitions nor the archived tables are looked for."""
+    p.ensure(table, today=date(2026, 9, 1), ahead=0)
+    insert("2026-09", 2)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER TABLE {TABLE} DETACH PARTITION {TABLE}_p202609")
+    [manifest] = p.archive(table, before=date(2026, 10, 1), to=tmp_path)
+    assert (manifest.partition, manifest.rows) == (f"{TABLE}_p202609", 2)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass(%s) IS NULL, to_regclass(%s) IS NOT NULL",
+                       [f"public.{TABLE}_p202609", f"{p.ARCHIVE_SCHEMA}.{TABLE}_p202609"])
+        assert cursor.fetchone() == (True, True)
 
 
 def test_restore_refuses_a_file_that_is_not_the_manifests(table, tmp_path):

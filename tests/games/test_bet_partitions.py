@@ -8,6 +8,7 @@ from datetime import date
 from decimal import Decimal
 from io import StringIO
 
+import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, IntegrityError, connection, transaction
@@ -15,7 +16,9 @@ from django.db.models import Count, Sum
 
 from audit import partitioning
 from audit.models import AuditEvent
+from core.errors import Conflict
 from dbutils import partitions
+from dbutils.postgresql import urls
 from games import services as game_services
 from games.models import Bet
 from tests import app_role
@@ -252,3 +255,33 @@ def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month,
             "VALUES (%s, %s, %s, 'PAYOUT', 1, 1, '', now())",
             [partitions.month_start_id(LAST_MONTH) + 100, account.pk, partitions.month_start_id(LAST_MONTH) + 99])
         run("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+def test_a_restore_that_fails_records_the_months_it_attached(last_month, game, integration, funded_account,
+                                                             tmp_path):
+    """The log says which months are archived (audit_verify reads it): a month attached before a
+    later file failed its check must be named by a partitions.restored event."""
+    account = funded_account("player-1", "100.00")
+    last_month_bets(game, integration, account, ["WON", "LOST"])
+    with app_role.as_owner():
+        manifests = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path).manifests
+    ledger_file = next(tmp_path / m["file"] for m in manifests if m["table"] == LEDGER)
+    ledger_file.write_bytes(ledger_file.read_bytes() + b"\0")  # no longer its manifest's SHA-256
+    with app_role.as_owner(), pytest.raises(partitions.ArchiveError, match="SHA-256"):
+        partitioning.partitions_restore(files=[tmp_path / m["file"] for m in manifests])
+    [restored] = AuditEvent.objects.filter(action="partitions.restored").values_list("after", flat=True)
+    assert [(m["table"], m["rows"]) for m in restored["manifests"]] == [(BETS, 2)]
+    assert LAST_MONTH in attached(BETS) and LAST_MONTH not in attached(LEDGER)
+
+
+def test_one_archive_or_restore_at_a_time(last_month, tmp_path):
+    url = urls.to_url(app_role.owner_settings(), name=connection.settings_dict["NAME"])
+    with psycopg.connect(url, autocommit=True) as other:  # another run's session holds the lock
+        other.execute("SELECT pg_advisory_lock(%s)", [partitioning.ADVISORY_LOCK])
+        with app_role.as_owner():
+            for run_it in (lambda: partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path),
+                           lambda: partitioning.partitions_restore(files=[])):
+                with pytest.raises(Conflict, match="Another archive or restore is running"):
+                    run_it()
+    with app_role.as_owner():  # its session gone, the lock goes with it
+        assert partitioning.partitions_restore(files=[]) == []
