@@ -14,6 +14,7 @@ import pytest
 
 from games.engine import REGISTRY, SIDE_BET_TYPES
 from games.models import Bet, Round
+from games.services import seed_rotate
 from tests.api.helpers import API
 from tests.games.engine.side_bet_oracle import EVENT_OF
 from tests.settlement.workers import assert_ledger_exact, wait_for
@@ -57,8 +58,13 @@ def expected_payout(bet: Bet, event: str, unit: Decimal = CENT) -> Decimal:
 
 
 def test_every_side_bet_through_the_api_settled_by_real_workers(broker, workers, game, integration, operator,
-                                                                api_as, funded_account):
+                                                                api_as, funded_account, monkeypatch):
     assert set(SIDE_BETS) == set(SIDE_BET_TYPES), "the test plays every registered side bet"
+    # Seeds from a fixed generator, so the sixty rounds are the same every run: with random seeds, a
+    # side bet as rare as the perfect pair (3.4 % of rounds) showed only one event in about one run of eight.
+    seeds = random.Random(27)
+    monkeypatch.setattr("games.services.secrets.token_hex", lambda nbytes: seeds.randbytes(nbytes).hex())
+    seed_rotate(game_id=game.pk, actor=operator, reason="seeds from a fixed generator")
     as_operator, as_server = api_as(operator), api_as(integration)
     changed = as_operator.patch(f"{API}/games/{game.slug}/", {"side_bets": SIDE_BETS, "reason": "side bets"})
     assert changed.status_code == 200, changed.content
