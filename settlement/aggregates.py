@@ -16,6 +16,11 @@ Three tables (settlement.models):
 - ``ActiveAccountMonth`` (month, game, account): the days of the month on which the account had a
   bet settled on the game, as a bit mask, so distinct accounts over any period read one row per
   account, game and month (the period's days as a mask), never the bets.
+- ``ReturningAccounts`` (currency, game or every game of the currency, day, previous active day):
+  how many accounts came back on a day after which previous one, so distinct accounts over any
+  period are a sum over at most days² / 2 rows, whatever the number of accounts. A batch finds the
+  active days around each one it adds in ``ActiveAccountMonth`` (before adding its own), under the
+  row locks of its accounts that it holds already: two batches never record one account at once.
 
 A day is the UTC date of the round's settlement. Every update is a handful of set-based statements
 (INSERT … SELECT … ON CONFLICT DO UPDATE with increments) run by
@@ -60,7 +65,7 @@ from games.engine import (
     return_to_player,
 )
 from games.models import Bet, GameInstance, Round
-from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
+from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals, ReturningAccounts
 
 CENTS_PER_UNIT = 100  # the minor units of a two-place currency, most currencies'
 UCENTS_PER_UNIT = 100_000_000  # the theoretical return is stored in 10^-8 of the currency (µcents)
@@ -300,6 +305,74 @@ def _active_accounts_select(round_ids, bet_ids=None) -> tuple[str, list]:
     return select, [*where_params, *SETTLED_BET_STATUSES]
 
 
+def _stored_neighbours(day_bit: str) -> str:
+    """LATERAL joins on a batch row ``a`` (currency, game or NULL, account, day): ``same``, the scope's
+    stored days of the account in the day's month as a mask; ``before`` and ``after``, its stored
+    active days nearest the day (NULL: none). Bit i of a month's mask is the month's day i + 1."""
+    m = lambda name: f"m.{_column(ActiveAccountMonth, name)}"  # noqa: E731
+    game_id, currency = _column(GameInstance, "id"), _column(GameInstance, "currency")
+    month = "CAST(date_trunc('month', a.day) AS date)"
+    masked = lambda mask: (f"SELECT {m('month')} AS month, bit_or({m('days')} & CASE WHEN {m('month')} = {month} "  # noqa: E731
+                           f"THEN {mask} ELSE -1 END) AS days FROM {_table(ActiveAccountMonth)} m "
+                           f"JOIN {_table(GameInstance)} mg ON mg.{game_id} = {m('game')} "
+                           f"WHERE {m('account')} = a.account AND mg.{currency} = a.currency "
+                           f"AND (a.game IS NULL OR {m('game')} = a.game)")
+    # The highest bit set is the length of the mask as bits without its leading zeros, less one.
+    bit_index = "length(ltrim(CAST({} AS bit(31))::text, '0')) - 1"
+    return f"""
+        LEFT JOIN LATERAL ({masked(-1)} AND {m('month')} = {month} GROUP BY 1) same ON TRUE
+        LEFT JOIN LATERAL (SELECT s.month + {bit_index.format('s.days')} AS day
+                           FROM ({masked(f"({day_bit} - 1)")} AND {m('month')} <= {month} GROUP BY 1) s
+                           WHERE s.days <> 0 ORDER BY s.month DESC LIMIT 1) before ON TRUE
+        LEFT JOIN LATERAL (SELECT s.month + {bit_index.format('s.days & -s.days')} AS day
+                           FROM ({masked(f"-({day_bit} << 1)")} AND {m('month')} >= {month} GROUP BY 1) s
+                           WHERE s.days <> 0 ORDER BY s.month LIMIT 1) after ON TRUE"""
+
+
+def _returning_accounts_select(round_ids, bet_ids=None, *, from_scratch=False) -> tuple[str, list, str, list]:
+    """(WITH …, SELECT …) of the ReturningAccounts increments these rounds' (or bets') active days make.
+
+    Each scope (a game; every game of its currency) and account gets the days it was not active on
+    yet, ``fresh``, each with the stored active days around it (none ``from_scratch``: a rebuild).
+    Ordered together, every fresh day and every stored day right after one is linked to the day
+    before it: +1 for each such link, −1 for the link each of those stored days had before.
+    """
+    where, where_params = _bet_filter(round_ids, bet_ids)
+    statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
+    b = lambda name: f"b.{_column(Bet, name)}"  # noqa: E731
+    r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
+    day_bit = "(CAST(1 AS BIGINT) << (EXTRACT(DAY FROM a.day)::int - 1))"
+    fresh = ("SELECT a.*, CAST(NULL AS date) AS before, CAST(NULL AS date) AS after FROM batch a" if from_scratch
+             else f"SELECT a.*, before.day AS before, after.day AS after FROM batch a {_stored_neighbours(day_bit)} "
+                  f"WHERE COALESCE(same.days, 0) & {day_bit} = 0")
+    with_sql = f"""WITH batch AS (
+            SELECT DISTINCT g.{_column(GameInstance, 'currency')} AS currency, scope.game, {b('account')} AS account,
+                   {_day(r('settled_at'))} AS day
+            FROM {_table(Bet)} b
+            JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = {b('round')}
+            JOIN {_table(GameInstance)} g ON g.{_column(GameInstance, 'id')} = {r('game')}
+            CROSS JOIN LATERAL (VALUES ({r('game')}), (CAST(NULL AS BIGINT))) scope(game)
+            WHERE {where} AND {_status_check(f"{b('status')} IN ({statuses})", round_ids)}),
+        fresh AS ({fresh}),
+        around AS (
+            SELECT currency, game, account, day, bool_or(is_fresh) AS is_fresh, bool_or(is_after) AS is_after
+            FROM (SELECT currency, game, account, day, TRUE AS is_fresh, FALSE AS is_after FROM fresh
+                  UNION ALL SELECT currency, game, account, before, FALSE, FALSE FROM fresh WHERE before IS NOT NULL
+                  UNION ALL SELECT currency, game, account, after, FALSE, TRUE FROM fresh WHERE after IS NOT NULL) w
+            GROUP BY 1, 2, 3, 4),
+        linked AS (
+            SELECT around.*, LAG(day) OVER (PARTITION BY currency, game, account ORDER BY day) AS previous_day
+            FROM around),
+        links AS (
+            SELECT currency, game, day, previous_day, 1 AS accounts FROM linked WHERE is_fresh OR is_after
+            UNION ALL
+            SELECT currency, game, after, before, -1
+            FROM (SELECT DISTINCT currency, game, account, after, before FROM fresh WHERE after IS NOT NULL) broken)"""
+    select = ("SELECT currency, game, day, previous_day, SUM(accounts) FROM links "
+              "GROUP BY 1, 2, 3, 4 HAVING SUM(accounts) <> 0")
+    return with_sql, [*where_params, *SETTLED_BET_STATUSES], select, []
+
+
 @dataclass(frozen=True)
 class AggregateTable:
     model: type
@@ -307,6 +380,12 @@ class AggregateTable:
     counters: tuple = ()
     maxima: tuple = ()
     bit_sets: tuple = ()
+    zero_counts_nothing: bool = False  # a row whose counters are all 0 is as good as none
+
+    def stored_sql(self) -> str:
+        where = " AND ".join(f"{_column(self.model, c)} <> 0" for c in self.counters)
+        return f"SELECT {self.column_sql()} FROM {_table(self.model)}" + (
+            f" WHERE {where}" if self.zero_counts_nothing else "")
 
     @property
     def columns(self) -> tuple:
@@ -329,14 +408,20 @@ ROUND_TOTALS = AggregateTable(
     counters=("rounds", "player_wins", "banker_wins", "ties", "naturals", "lag_ms_sum"), maxima=("lag_ms_max",),
 )
 ACTIVE_ACCOUNTS = AggregateTable(ActiveAccountMonth, key=("month", "game", "account"), bit_sets=("days",))
-TABLES = (BET_TOTALS, ROUND_TOTALS, ACTIVE_ACCOUNTS)
+RETURNING_ACCOUNTS = AggregateTable(ReturningAccounts, key=("currency", "game", "day", "previous_day"),
+                                    counters=("accounts",), zero_counts_nothing=True)
+# Returning accounts before active months: it reads the months as they were before the batch.
+TABLES = (BET_TOTALS, ROUND_TOTALS, RETURNING_ACCOUNTS, ACTIVE_ACCOUNTS)
 
 
-def _computed(table: AggregateTable, round_ids, bet_ids=None) -> tuple[str, list, str, list]:
+def _computed(table: AggregateTable, round_ids, bet_ids=None, *, from_scratch=False) -> tuple[str, list, str, list]:
     """(WITH prefix or "", its params, SELECT of the table's rows from the raw data, its params);
-    with ``bet_ids``, of those bets only (the bet tables)."""
+    with ``bet_ids``, of those bets only (the bet tables). ``from_scratch``: the whole table, from
+    the raw data alone (the increments of the returning accounts otherwise read the stored months)."""
     if table is BET_TOTALS:
         return _bet_totals_select(round_ids, bet_ids)
+    if table is RETURNING_ACCOUNTS:
+        return _returning_accounts_select(round_ids, bet_ids, from_scratch=from_scratch)
     if table is ROUND_TOTALS:
         select, params = _round_totals_select(round_ids)
     else:
@@ -394,7 +479,7 @@ def record_resolved_bets(bet_ids, *, using: str = DEFAULT_DB_ALIAS) -> None:
     if not bet_ids:
         return
     with transaction.atomic(using=using, savepoint=False), connections[using].cursor() as cursor:
-        for table in (BET_TOTALS, ACTIVE_ACCOUNTS):
+        for table in (BET_TOTALS, RETURNING_ACCOUNTS, ACTIVE_ACCOUNTS):
             cursor.execute(*_upsert_sql(table, None, bet_ids))
 
 
@@ -423,10 +508,10 @@ def check(samples: int = SAMPLES, *, using: str = DEFAULT_DB_ALIAS) -> list[Tabl
     results = []
     with connections[using].cursor() as cursor:
         for table in TABLES:
-            with_sql, with_params, select, select_params = _computed(table, None)
-            stored = f"SELECT {table.column_sql()} FROM {_table(table.model)}"
+            with_sql, with_params, select, select_params = _computed(table, None, from_scratch=True)
+            stored = table.stored_sql()
             result = TableCheck(table.label, table.key)
-            cursor.execute(f"{with_sql} SELECT (SELECT COUNT(*) FROM {_table(table.model)}), "
+            cursor.execute(f"{with_sql} SELECT (SELECT COUNT(*) FROM ({stored}) stored), "
                            f"(SELECT COUNT(*) FROM ({select}) computed)", with_params + select_params)
             result.stored, result.computed = cursor.fetchone()
             cursor.execute(
@@ -458,7 +543,7 @@ def rebuild(*, using: str = DEFAULT_DB_ALIAS) -> dict:
         for table in TABLES:
             cursor.execute(f"DELETE FROM {_table(table.model)}")
         for table in TABLES:
-            with_sql, with_params, select, select_params = _computed(table, None)
+            with_sql, with_params, select, select_params = _computed(table, None, from_scratch=True)
             cursor.execute(f"{with_sql} INSERT INTO {_table(table.model)} ({table.column_sql()}) {select}",
                            with_params + select_params)
             cursor.execute(f"SELECT COUNT(*) FROM {_table(table.model)}")

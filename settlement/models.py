@@ -1,9 +1,10 @@
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from games.validators import BET_TYPE_MAX_LENGTH
 from wallet.fields import money_field
 from wallet.models import Account
+from wallet.validators import CURRENCY_MAX_LENGTH
 
 
 class BatchOutcome(models.TextChoices):
@@ -121,9 +122,43 @@ class ActiveAccountMonth(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["month", "game", "account"], name="active_month_one_row_per_key"),
         ]
+        # An account's months, for the days around one it is first active on (ReturningAccounts).
+        indexes = [models.Index(fields=["account", "month"], name="active_month_by_account")]
 
     def __str__(self):
         return f"{self.month:%Y-%m} {self.game_id} account {self.account_id}: {self.days:b}"
 
     def active_days(self) -> list:
         return [day for day in range(1, 32) if self.days >> (day - 1) & 1]
+
+
+class ReturningAccounts(models.Model):
+    """How many accounts were active on ``day`` with ``previous_day`` as their active day before it
+    (NULL: their first), on one game or, with ``game`` NULL, on any game of ``currency``.
+
+    Each account active in a period has exactly one active day in it whose previous active day falls
+    before the period: so the distinct accounts of any period are the sum of the rows with ``day`` in
+    it and ``previous_day`` before it (or NULL), at most days² / 2 rows per scope whatever the number
+    of accounts. A row may come down to 0 when a day is recorded between two others (a held bet
+    settled later); it then counts nothing. (No CHECK on ``accounts``: PostgreSQL checks the row an
+    upsert proposes, the −1 that lowers a row, before it finds the row to add it to.)"""
+
+    currency = models.CharField(max_length=CURRENCY_MAX_LENGTH)
+    game = models.ForeignKey("games.GameInstance", on_delete=models.PROTECT, related_name="+", null=True,
+                             help_text="None: every game of the currency.")
+    day = models.DateField()
+    previous_day = models.DateField(null=True, help_text="None: the accounts' first active day.")
+    accounts = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "returning accounts"
+        verbose_name_plural = "returning accounts"
+        constraints = [
+            models.UniqueConstraint(fields=["currency", "game", "day", "previous_day"], nulls_distinct=False,
+                                    name="returning_one_row_per_key"),
+            models.CheckConstraint(condition=Q(previous_day__isnull=True) | Q(previous_day__lt=F("day")),
+                                   name="returning_previous_day_before_day"),
+        ]
+
+    def __str__(self):
+        return f"{self.currency} {self.game_id or 'all'} {self.day} after {self.previous_day}: {self.accounts}"

@@ -9,8 +9,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from fractions import Fraction
 
-from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Max, Sum
+from django.db import DEFAULT_DB_ALIAS
+from django.db.models import Max, Q, Sum
 
 from audit.choices import AuditAction
 from audit.models import AuditEvent
@@ -19,7 +19,7 @@ from games.engine import BET_TYPES, MAIN_BET_TYPES, REGISTRY, Outcome, exact_odd
 from games.engine.stats import chi_square_test_expected, natural_probability
 from games.models import GameInstance
 from settlement.aggregates import CENTS_PER_UNIT, UCENTS_PER_UNIT, minor_units_per_unit
-from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
+from settlement.models import DailyBetTotals, DailyRoundTotals, ReturningAccounts
 from settlement.selectors import settlement_queue
 
 CHANGES_SHOWN = 200
@@ -227,53 +227,18 @@ class Dashboard:
         return duration_text(self.lag_max_ms if self.lag_avg_ms is not None else None)
 
 
-def month_masks(start: date, end: date) -> list:
-    """[(first day of a month, mask of the period's days in it)] for every month the period touches."""
-    masks = []
-    month = start.replace(day=1)
-    while month <= end:
-        following = (month + timedelta(days=32)).replace(day=1)
-        first, last = max(start, month), min(end, following - timedelta(days=1))
-        masks.append((month, sum(1 << (day - 1) for day in range(first.day, last.day + 1))))
-        month = following
-    return masks
-
-
-def active_accounts(game_ids, start: date, end: date, *, using: str = DEFAULT_DB_ALIAS) -> tuple[dict, int]:
-    """({game id: distinct accounts}, distinct accounts over all these games) in the period."""
-    if not game_ids:
-        return {}, 0
-    connection = connections[using]
-    table = connection.ops.quote_name(ActiveAccountMonth._meta.db_table)
-    column = lambda name: connection.ops.quote_name(ActiveAccountMonth._meta.get_field(name).column)  # noqa: E731
-    month, days, game, account = column("month"), column("days"), column("game"), column("account")
-    whole, partial, params = [], [], []
-    for first, mask in month_masks(start, end):
-        following = (first + timedelta(days=32)).replace(day=1)
-        if mask == (1 << (following - first).days) - 1:
-            whole.append(first)
-        else:
-            partial.append(f"({month} = %s AND ({days} & %s) <> 0)")
-            params += [first, mask]
-    conditions = list(partial)
-    if whole:
-        conditions.insert(0, f"{month} IN ({', '.join(['%s'] * len(whole))})")
-        params = whole + params
-    where = (f"{game} IN ({', '.join(['%s'] * len(game_ids))}) AND ({' OR '.join(conditions)})")
-    params = list(game_ids) + params
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*) FROM (SELECT DISTINCT {account} FROM {table} WHERE {where}) AS d", params)
-        overall = int(cursor.fetchone()[0])
-        if len(game_ids) == 1:
-            return ({game_ids[0]: overall} if overall else {}), overall
-        # COUNT(DISTINCT) per game, not DISTINCT (game, account) counted by game: PostgreSQL 15 plans
-        # that as a hash aggregate over the parallel workers' hash aggregates on the same key, and
-        # feeding a hash table in its own hash order degrades it to a crawl (3.6 million rows: over
-        # 25 minutes, against 2 s for this).
-        cursor.execute(f"SELECT {game}, COUNT(DISTINCT {account}) FROM {table} WHERE {where} GROUP BY {game}",
-                       params)
-        per_game = {row[0]: int(row[1]) for row in cursor.fetchall()}
-    return per_game, overall
+def active_accounts(currency: str, start: date, end: date, *, game_id: int | None = None,
+                    using: str = DEFAULT_DB_ALIAS) -> tuple[dict, int]:
+    """({game id: distinct accounts}, distinct accounts overall) with a bet settled in the period: of
+    the one game, or of each game of the currency and of any of them. Each account counts on the
+    one active day of the period that follows a day before it (ReturningAccounts)."""
+    rows = ReturningAccounts.objects.using(using).filter(
+        Q(previous_day__isnull=True) | Q(previous_day__lt=start), currency=currency, day__gte=start, day__lte=end)
+    if game_id is not None:
+        rows = rows.filter(game_id=game_id)
+    counts = {game: int(n) for game, n in rows.values_list("game_id").annotate(Sum("accounts")) if n}
+    overall = counts.pop(None, 0) if game_id is None else counts.get(game_id, 0)
+    return counts, overall
 
 
 def _midnight(day: date) -> datetime:
@@ -299,7 +264,8 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
                     .annotate(**_BET_SUMS))
     round_rows = list(DailyRoundTotals.objects.using(using).filter(**in_period).values("game_id", "decks")
                       .annotate(**_ROUND_SUMS, lag_max=Max("lag_ms_max")))
-    accounts_per_game, accounts_overall = active_accounts(game_ids, start, end, using=using)
+    accounts_per_game, accounts_overall = active_accounts(currency, start, end, using=using,
+                                                          game_id=game.pk if game is not None else None)
 
     per_unit = minor_units_per_unit(currency)
     per_game = {g.pk: Totals(label=g.name, slug=g.slug, per_unit=per_unit) for g in selected}

@@ -2,7 +2,7 @@
 a controllable clock, random play through the real services, and a brute force over raw rows."""
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -12,9 +12,9 @@ from django.utils import timezone
 from games import services as game_services
 from games.choices import RoundStatus
 from games.engine.stats import natural_probability  # noqa: F401 (re-exported for the tests)
-from games.models import Bet, Round
+from games.models import Bet, GameInstance, Round
 from settlement import aggregates, services
-from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals
+from settlement.models import ActiveAccountMonth, DailyBetTotals, DailyRoundTotals, ReturningAccounts
 
 
 @pytest.fixture
@@ -156,3 +156,26 @@ def stored():
     accounts = {(row.month.replace(day=day), row.game_id, row.account_id)
                 for row in ActiveAccountMonth.objects.all() for day in row.active_days()}
     return bets, rounds, accounts
+
+
+def returning_brute_force(active) -> dict:
+    """ReturningAccounts from the active (day, game, account) of brute_force(): each account's active
+    days on each game and on any game of its currency, every day counted after the one before."""
+    currency = dict(GameInstance.objects.values_list("pk", "currency"))
+    days = defaultdict(set)
+    for day, game, account in active:
+        days[(currency[game], game, account)].add(day)
+        days[(currency[game], None, account)].add(day)
+    rows = Counter()
+    for (code, game, _account), active_days in days.items():
+        previous = None
+        for day in sorted(active_days):
+            rows[(code, game, day, previous)] += 1
+            previous = day
+    return dict(rows)
+
+
+def returning_stored() -> dict:
+    """The ReturningAccounts rows that count (a row brought down to 0 counts nothing)."""
+    return {(row.currency, row.game_id, row.day, row.previous_day): row.accounts
+            for row in ReturningAccounts.objects.exclude(accounts=0)}

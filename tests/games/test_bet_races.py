@@ -6,7 +6,7 @@ holds when requests arrive together, single bets both through their one statemen
 plain path (``bet_path``), and count the statements of a new bet.
 """
 
-import threading
+import time
 from decimal import Decimal
 
 import pytest
@@ -97,7 +97,9 @@ def test_a_round_that_closes_while_bets_arrive_takes_none_after_it(postgres, gam
         return run
 
     def close():
-        threading.Event().wait(0.05)  # let the first bets in
+        deadline = time.monotonic() + 30  # let the first bets in (a fixed pause let none in under load)
+        while not Bet.objects.filter(round=round_).exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
         if closing == "deal":
             return services.round_deal(round_id=round_.pk, actor=integration)
         return services.round_void(round_id=round_.pk, actor=operator, reason="race")

@@ -46,7 +46,11 @@ def test_rotation_never_starves_and_reveals_only_closed_pairs(postgres, game, in
     def rotate():
         try:
             for _ in range(ROTATIONS):
-                time.sleep(0.05)
+                # Rotate once play has opened a few rounds since the last rotation: a fixed pause
+                # left too few rounds on a loaded machine.
+                wanted, deadline = Round.objects.filter(game=game).count() + 4, time.monotonic() + 30
+                while Round.objects.filter(game=game).count() < wanted and time.monotonic() < deadline:
+                    time.sleep(0.01)
                 retired, _new = services.seed_rotate(game_id=game.pk, actor=operator, reason="rotation")
                 rotations.append(retired.is_revealed)
         except Exception as error:  # noqa: BLE001

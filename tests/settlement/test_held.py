@@ -16,7 +16,7 @@ from games.models import Bet, Round
 from settlement import aggregates, services
 from settlement.models import DailyBetTotals, SettlementBatch
 from settlement.selectors import settlement_queue
-from tests.aggregates_helpers import brute_force, stored
+from tests.aggregates_helpers import brute_force, returning_brute_force, returning_stored, stored
 from tests.games.engine.side_bet_oracle import EVENT_OF
 from tests.settlement.faults import BETS, MESSAGE, held_round  # noqa: F401
 from tests.settlement.test_services import assert_ledger_invariant, open_round_with_bets
@@ -34,6 +34,7 @@ def assert_aggregates_match_the_raw_rows():
     assert stored_rounds == expected_rounds
     assert stored_accounts == expected_accounts
     assert stored_bets == expected_bets
+    assert returning_stored() == returning_brute_force(expected_accounts)
 
 
 def expected_return(bet: Bet, _outcome: str) -> Decimal:

@@ -48,9 +48,9 @@ def test_reads_and_selectors_run_on_the_alias_given(postgres, replica, game, int
     assert SettlementBatch.objects.count() == 2
     today = timezone.now().date()
 
-    # Raw SQL.
-    accounts = on_the_replica_only(lambda: reports.active_accounts([game.pk], today, today, using=replica))
-    assert accounts == reports.active_accounts([game.pk], today, today) == ({game.pk: 2}, 2)
+    # The ORM, and raw SQL.
+    accounts = on_the_replica_only(lambda: reports.active_accounts(game.currency, today, today, using=replica))
+    assert accounts == reports.active_accounts(game.currency, today, today) == ({game.pk: 2}, 2)
     checks = on_the_replica_only(lambda: aggregates.check(using=replica))
     assert [(c.label, c.stored, c.computed, c.agrees) for c in checks] == [
         (c.label, c.stored, c.computed, c.agrees) for c in aggregates.check()]
