@@ -108,14 +108,18 @@ def partitions_archive(*, before: date, to, using: str = DEFAULT_DB_ALIAS) -> Ar
         if ends[table] < before:
             kept_online[table] = {"from": f"{ends[table]:%Y-%m}", "why": why}
     with _one_at_a_time(using):
-        recorded = {manifest["partition"] for manifest in archived_manifests(using=using).values()}
+        in_log = archived_manifests(using=using)
+        recorded = {manifest["partition"] for manifest in in_log.values()}
+        written = []
         try:
             for table in PARTITIONED_TABLES:
-                partitions.archive(table, before=ends.get(table, before), to=to, recorded=recorded, using=using)
+                written += [manifest.as_json() for manifest in partitions.archive(
+                    table, before=ends.get(table, before), to=to, recorded=recorded, using=using)]
         except BaseException:
-            _record_archived(before, to, kept_online, using)  # the files written before it stopped
+            _record_archived(before, to, kept_online, written, in_log, using)  # the files written before it stopped
             raise
-        return Archived(manifests=_record_archived(before, to, kept_online, using), kept_online=kept_online)
+        return Archived(manifests=_record_archived(before, to, kept_online, written, in_log, using),
+                        kept_online=kept_online)
 
 
 @contextmanager
@@ -132,11 +136,13 @@ def _one_at_a_time(using: str):
             cursor.execute("SELECT pg_advisory_unlock(%s)", [ADVISORY_LOCK])
 
 
-def _record_archived(before: date, directory, kept_online: dict, using: str) -> list:
-    """One ``partitions.archived`` event carrying the manifests in ``directory`` of months detached
-    from their table that the log does not name as archived: the run's own, and those of a run that
-    stopped before its event. The manifests."""
-    manifests = _unrecorded_manifests(directory, using)
+def _record_archived(before: date, directory, kept_online: dict, written: list, in_log: dict, using: str) -> list:
+    """One ``partitions.archived`` event carrying the manifests of months detached from their table
+    that the log (``in_log``) does not name as archived: those this run wrote, and those in
+    ``directory`` of a run (this one, or one before) that stopped before its event. The manifests."""
+    mine = {manifest["partition"] for manifest in written}
+    manifests = sorted(written + _unrecorded_manifests(directory, in_log, using, skip=mine),
+                       key=lambda m: (PARTITIONED_TABLES.index(m["table"]), m["id_from"]))
     if manifests:
         with transaction.atomic(using=using):
             audit_record(actor=ACTOR, action=AuditAction.PARTITIONS_ARCHIVED, object_type="partition",
@@ -144,12 +150,12 @@ def _record_archived(before: date, directory, kept_online: dict, using: str) -> 
     return manifests
 
 
-def _unrecorded_manifests(directory, using: str) -> list:
+def _unrecorded_manifests(directory, in_log: dict, using: str, *, skip=frozenset()) -> list:
     """Manifests only of months detached into the archive schema (a file copied in from elsewhere
     names none of them), in the file the archive names after the month's partition, of the id range
-    that month has, not archived in the log since, and checked: the file's SHA-256 and the detached
-    table's row count are the manifest's."""
-    in_log = {(table, partitions.month_of_id(low)) for table, low, _high in archived_manifests(using=using)}
+    that month has, not archived in the log (``in_log``) since, and checked: the file's SHA-256 and
+    the detached table's row count are the manifest's. None of the partitions in ``skip``."""
+    in_log = {(table, partitions.month_of_id(low)) for table, low, _high in in_log}
     found = []
     with connections[using].cursor() as cursor:
         detached = {table: partitions.archived_partitions(cursor, table) for table in PARTITIONED_TABLES}
@@ -162,7 +168,7 @@ def _unrecorded_manifests(directory, using: str) -> list:
                         and manifest["id_from"] == partitions.month_start_id(month))
             except (ValueError, TypeError, OSError):
                 continue  # not a manifest at all
-            if not ours or (table, month) in in_log:
+            if not ours or (table, month) in in_log or manifest["partition"] in skip:
                 continue
             try:
                 partitions.read_manifest(path)  # the file's SHA-256
@@ -172,7 +178,7 @@ def _unrecorded_manifests(directory, using: str) -> list:
                 sql.Identifier(partitions.ARCHIVE_SCHEMA, manifest["partition"]))).fetchone()[0]
             if rows == manifest["rows"]:
                 found.append(manifest)
-    return sorted(found, key=lambda m: (PARTITIONED_TABLES.index(m["table"]), m["id_from"]))
+    return found
 
 
 def partitions_restore(*, files: list, using: str = DEFAULT_DB_ALIAS) -> list:

@@ -96,7 +96,7 @@ def test_the_application_role_cannot_rewrite_a_month_made_later(transactional_db
 
 
 @pytest.mark.owner
-def test_a_month_is_archived_verified_from_its_file_and_restored(last_month, settings, tmp_path):
+def test_a_month_is_archived_verified_from_its_file_and_restored(last_month, settings, tmp_path, monkeypatch):
     settings.AUDIT_SEQUENCE_ON_COMMIT = False
     settings.AUDIT_HEAD_SINK_DIR = str(tmp_path / "heads")
     this_month = record(1)
@@ -111,9 +111,13 @@ def test_a_month_is_archived_verified_from_its_file_and_restored(last_month, set
     audit_head_sign()
     files = tmp_path / "archive"
 
+    hashed = []  # the files read back: none, as the run knows what it wrote
+    monkeypatch.setattr(partitions, "read_manifest", lambda path: hashed.append(path))
     manifests = partitioning.partitions_archive(before=THIS_MONTH, to=files).manifests
+    monkeypatch.undo()
 
     assert [(m["partition"], m["rows"]) for m in manifests] == [(partitions.partition_name(TABLE, last_month), 3)]
+    assert hashed == []
     assert not AuditEvent.objects.filter(id__in=month_rows).exists()
     assert AuditEvent.objects.filter(pk=this_month.pk).exists()
     archived_event = AuditEvent.objects.get(action="partitions.archived")
