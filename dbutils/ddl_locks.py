@@ -42,14 +42,35 @@ class LocksBusy(RuntimeError):
     """The locks a schema change needs stayed busy for GIVE_UP_SECONDS; nothing was changed."""
 
 
+class _Busy(Exception):
+    """One try found its locks busy: ``what`` names them."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+def _until_free(attempt):
+    """``attempt()`` again after a random pause while it raises _Busy, for up to GIVE_UP_SECONDS."""
+    give_up = time.monotonic() + GIVE_UP_SECONDS
+    while True:
+        try:
+            return attempt()
+        except _Busy as busy:
+            if time.monotonic() > give_up:
+                raise LocksBusy(f"{busy.what} were busy for {GIVE_UP_SECONDS:.0f} s; nothing changed") from None
+        time.sleep(random.uniform(*PAUSE_SECONDS))
+
+
 def run_locked(work, *, locks: dict, using: str = DEFAULT_DB_ALIAS):
     """``work(cursor)`` in a transaction that first takes ``locks`` ({table: mode}; a partitioned
     table's partitions with it), tried again while they are busy; what ``work`` returns."""
     if unknown := set(locks.values()) - set(_MODES):
         raise ValueError(f"not a lock mode here: {unknown}")
     by_mode = [(mode, sorted(table for table, wanted in locks.items() if wanted == mode)) for mode in _MODES]
-    give_up = time.monotonic() + GIVE_UP_SECONDS
-    while True:
+    names = ", ".join(".".join(table) for table in sorted(locks))
+
+    def attempt():
         locked = False
         try:
             with transaction.atomic(using=using), connections[using].cursor() as cursor:
@@ -64,36 +85,31 @@ def run_locked(work, *, locks: dict, using: str = DEFAULT_DB_ALIAS):
                 locked = True
                 return work(cursor)
         except _BUSY as error:
-            busy = error
             if locked and not isinstance(error, psycopg.errors.LockNotAvailable):
                 raise  # a statement of the work's own ran past the session's statement_timeout
-        if time.monotonic() > give_up:
-            names = ", ".join(".".join(table) for table in sorted(locks))
-            raise LocksBusy(f"the locks on {names} were busy for {GIVE_UP_SECONDS:.0f} s "
-                            f"({busy.diag.message_primary}); nothing changed")
-        time.sleep(random.uniform(*PAUSE_SECONDS))
+            raise _Busy(f"the locks on {names} ({error.diag.message_primary})") from error
+
+    return _until_free(attempt)
 
 
 def run_retrying(statement, *, using: str = DEFAULT_DB_ALIAS) -> None:
     """The statement ``statement(cursor)`` gives, outside any transaction, each lock it waits for
     waited for at most WAIT, tried again while busy; asked again before each try, so that it can
     finish what a try left half done."""
-    give_up = time.monotonic() + GIVE_UP_SECONDS
     with connections[using].cursor() as cursor:
         raw = cursor.cursor
-        while True:
+
+        def attempt():
+            tried = statement(raw)
             try:
-                tried = statement(raw)
                 raw.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(WAIT)))
                 raw.execute(tried)
-                return
             except psycopg.errors.LockNotAvailable:
-                if time.monotonic() > give_up:
-                    raise LocksBusy(f"the locks of {tried.as_string(raw)} were busy for "
-                                    f"{GIVE_UP_SECONDS:.0f} s") from None
+                raise _Busy(f"the locks of {tried.as_string(raw)}") from None
             finally:
                 raw.execute("RESET lock_timeout")
-            time.sleep(random.uniform(*PAUSE_SECONDS))
+
+        _until_free(attempt)
 
 
 def referenced_tables(cursor, table: str) -> list:
