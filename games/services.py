@@ -95,8 +95,8 @@ def game_update(*, game_id: int, actor, reason: str, changes: dict) -> GameInsta
 
 
 def _currency_change_check(game: GameInstance, currency: str) -> None:
-    """Refuse to move a game (locked) out of ``currency`` once it has taken a bet: its money, and the
-    daily aggregates kept per game, are in that currency.
+    """Refuse to move a game (locked) out of ``currency`` once it has taken a bet or dealt a round: its
+    money, and the daily aggregates kept per game, are in that currency.
 
     A bet in flight is refused too: a bet's one statement reads the game's currency as it stood when
     the statement began (games/writes.py), so one under way now would be written in the old currency
@@ -105,8 +105,11 @@ def _currency_change_check(game: GameInstance, currency: str) -> None:
     as games/locks.py orders it; rounds open on it)."""
     if locks.lock_active_seed_pair(game.pk) is None:
         raise Conflict("seed_pair", "The seed pair was rotated meanwhile; try again.")
-    if Bet.objects.filter(round__game_id=game.pk).exists():
-        raise ValidationError({"currency": f"The game has taken bets in {currency}; its currency cannot change."})
+    # A dealt round too: its bets may be archived (detached with their month), not its rounds.
+    if (Bet.objects.filter(round__game_id=game.pk).exists()
+            or game.rounds.filter(status__in=[RoundStatus.DEALT, RoundStatus.SETTLED]).exists()):
+        raise ValidationError({"currency": f"The game has taken bets or dealt rounds in {currency}; "
+                                           "its currency cannot change."})
     if game.rounds.filter(status=RoundStatus.OPEN).exists():
         raise ValidationError({"currency": "A round of the game is open and may be taking a bet in "
                                            f"{currency}: deal or void it before changing the currency."})

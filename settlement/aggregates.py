@@ -305,54 +305,72 @@ def _active_accounts_select(round_ids, bet_ids=None) -> tuple[str, list]:
     return select, [*where_params, *SETTLED_BET_STATUSES]
 
 
-def _stored_neighbours(day_bit: str) -> str:
-    """LATERAL joins on a batch row ``a`` (currency, game or NULL, account, day): ``same``, the scope's
-    stored days of the account in the day's month as a mask; ``before`` and ``after``, its stored
-    active days nearest the day (NULL: none). Bit i of a month's mask is the month's day i + 1."""
-    m = lambda name: f"m.{_column(ActiveAccountMonth, name)}"  # noqa: E731
-    game_id, currency = _column(GameInstance, "id"), _column(GameInstance, "currency")
-    month = "CAST(date_trunc('month', a.day) AS date)"
-    masked = lambda mask: (f"SELECT {m('month')} AS month, bit_or({m('days')} & CASE WHEN {m('month')} = {month} "  # noqa: E731
-                           f"THEN {mask} ELSE -1 END) AS days FROM {_table(ActiveAccountMonth)} m "
-                           f"JOIN {_table(GameInstance)} mg ON mg.{game_id} = {m('game')} "
-                           f"WHERE {m('account')} = a.account AND mg.{currency} = a.currency "
-                           f"AND (a.game IS NULL OR {m('game')} = a.game)")
-    # The highest bit set is the length of the mask as bits without its leading zeros, less one.
-    bit_index = "length(ltrim(CAST({} AS bit(31))::text, '0')) - 1"
-    return f"""
-        LEFT JOIN LATERAL ({masked(-1)} AND {m('month')} = {month} GROUP BY 1) same ON TRUE
-        LEFT JOIN LATERAL (SELECT s.month + {bit_index.format('s.days')} AS day
-                           FROM ({masked(f"({day_bit} - 1)")} AND {m('month')} <= {month} GROUP BY 1) s
-                           WHERE s.days <> 0 ORDER BY s.month DESC LIMIT 1) before ON TRUE
-        LEFT JOIN LATERAL (SELECT s.month + {bit_index.format('s.days & -s.days')} AS day
-                           FROM ({masked(f"-({day_bit} << 1)")} AND {m('month')} >= {month} GROUP BY 1) s
-                           WHERE s.days <> 0 ORDER BY s.month LIMIT 1) after ON TRUE"""
+def _highest_bit(mask: str) -> str:
+    """The index of the highest bit set in a month's mask (bit i: the month's day i + 1): the length
+    of the mask as bits without its leading zeros, less one."""
+    return f"(length(ltrim(CAST({mask} AS bit(31))::text, '0')) - 1)"
+
+
+def _scope_months(alias: str, row: str) -> str:
+    """The stored months of the scope and account of the batch row ``row``: of its one game, or of the
+    games of its currency (``row``.games)."""
+    column = lambda name: f"{alias}.{_column(ActiveAccountMonth, name)}"  # noqa: E731
+    return (f"FROM {_table(ActiveAccountMonth)} {alias} "
+            f"WHERE {column('account')} = {row}.account AND {column('game')} = ANY({row}.games)")
+
+
+def _nearest_day(row: str, *, later: bool) -> str:
+    """The stored active day of the scope nearest ``row``.day in an earlier (``later``: a later) month
+    than its own; NULL when there is none. The month through the index by account and month."""
+    month, days = _column(ActiveAccountMonth, "month"), _column(ActiveAccountMonth, "days")
+    nearest = f"(SELECT {'min' if later else 'max'}(q.{month}) {_scope_months('q', row)} " \
+              f"AND q.{month} {'>' if later else '<'} {row}.month)"
+    mask = f"(bit_or(p.{days}) & -bit_or(p.{days}))" if later else f"bit_or(p.{days})"
+    return f"(SELECT max(p.{month}) + {_highest_bit(mask)} {_scope_months('p', row)} AND p.{month} = {nearest})"
 
 
 def _returning_accounts_select(round_ids, bet_ids=None, *, from_scratch=False) -> tuple[str, list, str, list]:
     """(WITH …, SELECT …) of the ReturningAccounts increments these rounds' (or bets') active days make.
 
     Each scope (a game; every game of its currency) and account gets the days it was not active on
-    yet, ``fresh``, each with the stored active days around it (none ``from_scratch``: a rebuild).
-    Ordered together, every fresh day and every stored day right after one is linked to the day
-    before it: +1 for each such link, −1 for the link each of those stored days had before.
+    yet, ``fresh``, each with the stored active days around it (none ``from_scratch``: a rebuild),
+    found in the day's month's mask or else in the nearest month with one. Ordered together, every
+    fresh day and every stored day right after one is linked to the day before it: +1 for each such
+    link, −1 for the link each of those stored days had before.
     """
     where, where_params = _bet_filter(round_ids, bet_ids)
     statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
     b = lambda name: f"b.{_column(Bet, name)}"  # noqa: E731
     r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
-    day_bit = "(CAST(1 AS BIGINT) << (EXTRACT(DAY FROM a.day)::int - 1))"
-    fresh = ("SELECT a.*, CAST(NULL AS date) AS before, CAST(NULL AS date) AS after FROM batch a" if from_scratch
-             else f"SELECT a.*, before.day AS before, after.day AS after FROM batch a {_stored_neighbours(day_bit)} "
-                  f"WHERE COALESCE(same.days, 0) & {day_bit} = 0")
-    with_sql = f"""WITH batch AS (
-            SELECT DISTINCT g.{_column(GameInstance, 'currency')} AS currency, scope.game, {b('account')} AS account,
+    g = lambda name: f"g.{_column(GameInstance, name)}"  # noqa: E731
+    bit = "(CAST(1 AS BIGINT) << (EXTRACT(DAY FROM c.day)::int - 1))"
+    below, above = f"(c.month_days & ({bit} - 1))", f"(c.month_days & -({bit} << 1))"
+    if from_scratch:
+        fresh = "SELECT c.*, CAST(NULL AS date) AS before, CAST(NULL AS date) AS after FROM batch c"
+    else:
+        fresh = f"""SELECT c.*,
+                CASE WHEN {below} <> 0 THEN c.month + {_highest_bit(below)} ELSE {_nearest_day('c', later=False)} END
+                    AS before,
+                CASE WHEN {above} <> 0 THEN c.month + {_highest_bit(f'({above} & -{above})')}
+                     ELSE {_nearest_day('c', later=True)} END AS after
+            FROM (SELECT a.*, COALESCE((SELECT bit_or(m.{_column(ActiveAccountMonth, 'days')}) {_scope_months('m', 'a')}
+                                        AND m.{_column(ActiveAccountMonth, 'month')} = a.month), 0) AS month_days
+                  FROM batch a) c
+            WHERE c.month_days & {bit} = 0"""
+    with_sql = f"""WITH currency_games AS (
+            SELECT {g('currency')} AS currency, array_agg({g('id')}) AS games FROM {_table(GameInstance)} g GROUP BY 1),
+        active AS (
+            SELECT DISTINCT {g('currency')} AS currency, scope.game, {b('account')} AS account,
                    {_day(r('settled_at'))} AS day
             FROM {_table(Bet)} b
             JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = {b('round')}
             JOIN {_table(GameInstance)} g ON g.{_column(GameInstance, 'id')} = {r('game')}
             CROSS JOIN LATERAL (VALUES ({r('game')}), (CAST(NULL AS BIGINT))) scope(game)
             WHERE {where} AND {_status_check(f"{b('status')} IN ({statuses})", round_ids)}),
+        batch AS (
+            SELECT active.*, CAST(date_trunc('month', active.day) AS date) AS month,
+                   CASE WHEN active.game IS NULL THEN cg.games ELSE ARRAY[active.game] END AS games
+            FROM active JOIN currency_games cg ON cg.currency = active.currency),
         fresh AS ({fresh}),
         around AS (
             SELECT currency, game, account, day, bool_or(is_fresh) AS is_fresh, bool_or(is_after) AS is_after
@@ -410,8 +428,10 @@ ROUND_TOTALS = AggregateTable(
 ACTIVE_ACCOUNTS = AggregateTable(ActiveAccountMonth, key=("month", "game", "account"), bit_sets=("days",))
 RETURNING_ACCOUNTS = AggregateTable(ReturningAccounts, key=("currency", "game", "day", "previous_day"),
                                     counters=("accounts",), zero_counts_nothing=True)
-# Returning accounts before active months: it reads the months as they were before the batch.
-TABLES = (BET_TOTALS, ROUND_TOTALS, RETURNING_ACCOUNTS, ACTIVE_ACCOUNTS)
+# Returning accounts first: its reads take the longest and it takes its rows only as it ends, so no
+# other batch waits on the game's rows meanwhile; and before the active months, which it reads as
+# they were before the batch.
+TABLES = (RETURNING_ACCOUNTS, BET_TOTALS, ROUND_TOTALS, ACTIVE_ACCOUNTS)
 
 
 def _computed(table: AggregateTable, round_ids, bet_ids=None, *, from_scratch=False) -> tuple[str, list, str, list]:
@@ -479,7 +499,7 @@ def record_resolved_bets(bet_ids, *, using: str = DEFAULT_DB_ALIAS) -> None:
     if not bet_ids:
         return
     with transaction.atomic(using=using, savepoint=False), connections[using].cursor() as cursor:
-        for table in (BET_TOTALS, RETURNING_ACCOUNTS, ACTIVE_ACCOUNTS):
+        for table in (RETURNING_ACCOUNTS, BET_TOTALS, ACTIVE_ACCOUNTS):
             cursor.execute(*_upsert_sql(table, None, bet_ids))
 
 

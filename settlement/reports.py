@@ -278,7 +278,8 @@ def dashboard(*, start: date, end: date, currency: str, game: GameInstance | Non
     for row in round_rows:
         per_game[row["game_id"]].rounds += _int(row["rounds"])
     for game_id, count in accounts_per_game.items():
-        per_game[game_id].active_accounts = count
+        if game_id in per_game:  # not a game that played in this currency once and plays in another now
+            per_game[game_id].active_accounts = count
     overall = Totals(label=f"All games ({currency})" if game is None else game.name, per_unit=per_unit)
     for totals in per_game.values():
         overall.rounds += totals.rounds

@@ -1,4 +1,4 @@
-"""A game's currency is frozen once it has taken a bet: its money and its daily aggregates are in that
+"""A game's currency is frozen once it has taken a bet or dealt a round: its money and its daily aggregates are in that
 currency. Refused (400 naming ``currency``) directly, when a change is proposed for a second person,
 and again when one is approved after a bet arrived; refused too while a round of the game is open
 (a bet may be on its way in the old currency)."""
@@ -50,6 +50,13 @@ def test_the_service_refuses_whoever_calls_it(game_with_a_bet, operator):
     assert set(refused.value.message_dict) == {"currency"}
     # The same currency given again is no change.
     game_services.game_update(game_id=game_with_a_bet.pk, actor=operator, reason="x", changes={"currency": "USD"})
+
+
+def test_refused_once_a_round_was_dealt_even_with_its_bets_archived(game, open_round, integration, operator):
+    # A dealt round stays when its month's bets are archived: the game's aggregates are in USD.
+    game_services.round_deal(round_id=open_round.pk, actor=integration)
+    with pytest.raises(ValidationError, match="dealt rounds in USD"):
+        game_services.game_update(game_id=game.pk, actor=operator, reason="x", changes={"currency": "EUR"})
 
 
 def test_refused_while_a_round_is_open_a_bet_may_be_on_its_way(as_operator, open_round, unchanged):

@@ -127,7 +127,7 @@ def test_a_batch_upserts_its_aggregate_rows_last(world, clock, settle, path):  #
                                 stake="2.00", idempotency_key=f"last-{number}", client=world["integration"])
     game_services.round_deal(round_id=round_.pk, actor=world["integration"])
     tables = [model._meta.db_table
-              for model in (DailyBetTotals, DailyRoundTotals, ReturningAccounts, ActiveAccountMonth)]
+              for model in (ReturningAccounts, DailyBetTotals, DailyRoundTotals, ActiveAccountMonth)]
     with CaptureQueriesContext(connection) as queries:
         if path == "batch":
             assert services.settlement_run(round_ids=[round_.pk], worker="w") is not None
