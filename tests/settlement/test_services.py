@@ -223,3 +223,34 @@ class TestDealtRoundsLeftToTheSweep:
         settled_at_once.refresh_from_db()
         assert settled_at_once.status == RoundStatus.SETTLED
         assert_ledger_invariant()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("threshold", "mode"), [(3, "force_custom_plan"), (4, "auto")])
+def test_a_large_batch_plans_its_statements_for_its_own_arrays(game, integration, funded_account, monkeypatch,
+                                                               threshold, mode):
+    # A prepared statement's generic plan guesses ten elements for an array: the bets' update of a
+    # 10,000-bet batch took 4 s so. From CUSTOM_PLANS_FROM_BETS bets a batch plans for its own.
+    from django.db import connection
+
+    from settlement import writes
+
+    funded_account("alice", "100.00")
+    monkeypatch.setattr(writes, "CUSTOM_PLANS_FROM_BETS", threshold)
+    modes, settle_bets = [], writes.settle_bets
+
+    def noting_the_plan_mode(settled, **kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW plan_cache_mode")
+            modes.append(cursor.fetchone()[0])
+        return settle_bets(settled, **kwargs)
+
+    monkeypatch.setattr(writes, "settle_bets", noting_the_plan_mode)
+    # Settled as its deal commits (tasks run in-process here).
+    round_ = open_round_with_bets(game, integration, [("alice", "PLAYER", "1.00"), ("alice", "BANKER", "1.00"),
+                                                      ("alice", "TIE", "1.00")])
+    assert modes == [mode]
+    assert Round.objects.get(pk=round_.pk).status == "SETTLED"
+    with connection.cursor() as cursor:  # for the batch's transaction only
+        cursor.execute("SHOW plan_cache_mode")
+        assert cursor.fetchone()[0] == "auto"
