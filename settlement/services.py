@@ -274,7 +274,14 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
         .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier", "paytable")
     )
     balances = locks.lock_account_balances({bet[2] for bet in bets})
-    writes.plan_for_arrays(len(bets))
+    with writes.plans_for_arrays(len(bets)):
+        return _settle_claimed(bets, outcome_by_round, balances, started=started, worker=worker, bet_by_bet=bet_by_bet)
+
+
+def _settle_claimed(bets: list, outcome_by_round: dict, balances: dict, *, started, worker: str,
+                    bet_by_bet: str | None):
+    """Settle the claimed rounds' bets on the locked balances: the bets, ledger, rounds, batch,
+    audit events and aggregates of the batch."""
     settled = _settle_bets(bets, outcome_by_round, balances, at=started, one_by_one=bet_by_bet is not None)
     held_by_round: dict = {}
     for bet_id, round_id, *_rest in bets:

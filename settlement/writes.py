@@ -8,37 +8,40 @@ same rows with one UPDATE run for every bet (``dbutils.updates.update_rows``), 5
 two equal.
 """
 
+from contextlib import contextmanager
+
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from dbutils.plans import custom_plans
 from dbutils.updates import update_rows
 from games.choices import BetStatus
 from games.models import Bet
 from wallet.choices import LedgerKind
 from wallet.writes import array_literal, insert_ledger_entries, set_balances
 
-__all__ = ["SettlementWriteError", "post_payouts", "set_balances", "settle_bets"]
+__all__ = ["SettlementWriteError", "plans_for_arrays", "post_payouts", "set_balances", "settle_bets"]
 
 
 class SettlementWriteError(RuntimeError):
     """A write touched fewer rows than the batch holds: someone else changed them. Roll back."""
 
 
-# From this many bets a batch's statements are planned for their own arrays (see plan_for_arrays).
+# From this many bets a batch's statements are planned for their own arrays (see plans_for_arrays).
 CUSTOM_PLANS_FROM_BETS = 1000
 
 
-def plan_for_arrays(bets: int, using: str = DEFAULT_DB_ALIAS) -> None:
-    """Plan the rest of the transaction's statements for the arrays they carry, from
-    CUSTOM_PLANS_FROM_BETS bets on. Once a statement is prepared (its fifth run on a connection:
-    docs/decisions/0005-prepared-statements.md) its generic plan guesses ten elements for every
-    array: the bets' update then matched each bet of the batch against every other in a nested loop,
-    4 s a batch of 10,000 bets instead of 0.2 s (bench_settlement: the worker at 0.12 of its SQL
-    floor). A few milliseconds of planning a statement cost nothing against such a batch; a small
-    batch keeps its plans, whose loops are short."""
-    if bets >= CUSTOM_PLANS_FROM_BETS:
-        with connections[using].cursor() as cursor:
-            cursor.execute("SET LOCAL plan_cache_mode = force_custom_plan")
+@contextmanager
+def plans_for_arrays(bets: int, using: str = DEFAULT_DB_ALIAS):
+    """The block's statements planned for the arrays they carry (dbutils.plans.custom_plans) from
+    CUSTOM_PLANS_FROM_BETS bets on: with a generic plan, the bets' update of a 10,000-bet batch
+    matched each bet against every other in a nested loop, 4 s instead of 0.2 s. A small batch keeps
+    its plans, whose loops are short."""
+    if bets < CUSTOM_PLANS_FROM_BETS:
+        yield
+        return
+    with custom_plans(using):
+        yield
 
 
 def settle_bets(settled: list, *, settled_at, from_status: str = BetStatus.PENDING,

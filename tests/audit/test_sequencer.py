@@ -372,8 +372,9 @@ def test_each_chunk_is_planned_for_its_own_bounds(transactional_db, settings, mo
         return append_leaves(tree_size, rows, using)
 
     monkeypatch.setattr(sequencer, "append_leaves", noting_the_plan_mode)
-    assert sequence_pending() == 5
+    with transaction.atomic():  # inside a writer's transaction, as a settlement batch runs it
+        assert sequence_pending() == 5
+        with connections["default"].cursor() as cursor:  # the writer's commit keeps its cached plans
+            cursor.execute("SHOW plan_cache_mode")
+            assert cursor.fetchone()[0] == "auto"
     assert modes == ["force_custom_plan"] * 3
-    with connections["default"].cursor() as cursor:
-        cursor.execute("SHOW plan_cache_mode")
-        assert cursor.fetchone()[0] == "auto"

@@ -231,9 +231,10 @@ def test_a_large_batch_plans_its_statements_for_its_own_arrays(game, integration
                                                                threshold, mode):
     # A prepared statement's generic plan guesses ten elements for an array: the bets' update of a
     # 10,000-bet batch took 4 s so. From CUSTOM_PLANS_FROM_BETS bets a batch plans for its own.
-    from django.db import connection
+    from django.db import connection, transaction
 
     from settlement import writes
+    from settlement.receivers import dealt_rounds_left_to_the_sweep
 
     funded_account("alice", "100.00")
     monkeypatch.setattr(writes, "CUSTOM_PLANS_FROM_BETS", threshold)
@@ -246,11 +247,14 @@ def test_a_large_batch_plans_its_statements_for_its_own_arrays(game, integration
         return settle_bets(settled, **kwargs)
 
     monkeypatch.setattr(writes, "settle_bets", noting_the_plan_mode)
-    # Settled as its deal commits (tasks run in-process here).
-    round_ = open_round_with_bets(game, integration, [("alice", "PLAYER", "1.00"), ("alice", "BANKER", "1.00"),
-                                                      ("alice", "TIE", "1.00")])
+    with dealt_rounds_left_to_the_sweep():
+        round_ = open_round_with_bets(game, integration, [("alice", "PLAYER", "1.00"), ("alice", "BANKER", "1.00"),
+                                                          ("alice", "TIE", "1.00")])
+    with transaction.atomic():
+        assert services.settlement_run(worker="w").bets == 3
+        # Before the commit: its deferred foreign-key checks, one cached query a row, keep their plans.
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW plan_cache_mode")
+            assert cursor.fetchone()[0] == "auto"
     assert modes == [mode]
     assert Round.objects.get(pk=round_.pk).status == "SETTLED"
-    with connection.cursor() as cursor:  # for the batch's transaction only
-        cursor.execute("SHOW plan_cache_mode")
-        assert cursor.fetchone()[0] == "auto"

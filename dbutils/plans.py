@@ -1,0 +1,25 @@
+"""Custom plans for a block of statements whose arrays and ranges vary by orders of magnitude."""
+
+from contextlib import contextmanager
+
+from django.db import DEFAULT_DB_ALIAS, connections
+
+
+@contextmanager
+def custom_plans(using: str = DEFAULT_DB_ALIAS):
+    """Plan the block's statements for their own values, then back to the mode before it.
+
+    Once a statement is prepared (its fifth run on a connection: docs/decisions/0005-prepared-
+    statements.md) its generic plan guesses what it cannot see: ten elements for an array, any
+    range of ids. The mode ends with the block, not with the transaction: the foreign keys' checks
+    deferred to the commit run one cached query a row, and planned anew for each row they cost
+    0.17 ms against the partitioned bets, 0.01 ms with their cached plan (0.8 s against 0.05 s at
+    the commit of a 10,000-bet settlement batch). A block left by an error leaves the mode to the
+    rollback of its transaction or savepoint."""
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT current_setting('plan_cache_mode'), "
+                       "set_config('plan_cache_mode', 'force_custom_plan', true)")
+        before = cursor.fetchone()[0]
+    yield
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT set_config('plan_cache_mode', %s, true)", [before])

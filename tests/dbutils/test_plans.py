@@ -1,0 +1,44 @@
+"""dbutils.plans.custom_plans: the block's statements planned for their own values, then the mode
+before it, inside the same transaction."""
+
+import pytest
+from django.db import connection, transaction
+
+from dbutils.plans import custom_plans
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def plan_mode() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW plan_cache_mode")
+        return cursor.fetchone()[0]
+
+
+def test_the_mode_ends_with_the_block_not_with_the_transaction():
+    with transaction.atomic():
+        with custom_plans():
+            assert plan_mode() == "force_custom_plan"
+        assert plan_mode() == "auto"  # what the commit's deferred checks run with
+    assert plan_mode() == "auto"
+
+
+def test_the_mode_before_the_block_comes_back_whatever_it_was():
+    with connection.cursor() as cursor:
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+    try:
+        with transaction.atomic():
+            with custom_plans():
+                assert plan_mode() == "force_custom_plan"
+            assert plan_mode() == "force_generic_plan"
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET plan_cache_mode")
+
+
+def test_a_block_left_by_an_error_leaves_the_mode_to_the_savepoints_rollback():
+    with transaction.atomic():
+        with pytest.raises(ZeroDivisionError), transaction.atomic(), custom_plans():
+            assert plan_mode() == "force_custom_plan"
+            1 / 0  # noqa: B018 - the block's error
+        assert plan_mode() == "auto"
