@@ -154,21 +154,33 @@ def _attach(cursor, table: str, name: str, low: int, high: int) -> None:
         _identifier(name), _identifier(f"{name}_range")))
 
 
-def _build_parent_indexes(cursor, table: str, relation: sql.Composable) -> None:
-    """The indexes of ``table`` built on ``relation``, a table loaded to become its partition: ATTACH
-    takes equal ones as the partition's instead of building them, which it would do while holding
-    its locks (a restored month's ledger held the accounts and the bets for 21 s). An index behind a
-    primary key or unique constraint is made as that constraint, as ATTACH asks."""
-    for (constraint,) in _execute(cursor, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = "
-                                          "%s::regclass AND contype IN ('p', 'u') AND conparentid = 0",
-                                  [table]).fetchall():
-        _execute(cursor, sql.SQL("ALTER TABLE {} ADD {}").format(relation, sql.SQL(constraint)))
-    for unique, definition in _execute(
+def _build_parent_indexes(cursor, table: str, staged: str) -> None:
+    """The indexes of ``table`` that ``staged`` (a regclass name) lacks, built on it before it becomes
+    a partition: ATTACH takes equal ones as the partition's instead of building them, which it would
+    do while holding its locks (a restored month's ledger held the accounts and the bets for 21 s).
+    A table loaded from a file has none yet; one kept since its detach lacks those added since. An
+    index behind a primary key or unique constraint is made as that constraint, as ATTACH asks."""
+    def constraints(relation: str) -> list:
+        return [definition for (definition,) in _execute(
+            cursor, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass "
+                    "AND contype IN ('p', 'u') AND conparentid = 0", [relation]).fetchall()]
+
+    def indexes(relation: str) -> list:  # (unique, "USING btree (columns)"), the name left out
+        return [(unique, definition.split(" USING ", 1)[1]) for unique, definition in _execute(
             cursor, "SELECT i.indisunique, pg_get_indexdef(i.indexrelid) FROM pg_index i WHERE i.indrelid = "
                     "%s::regclass AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = i.indexrelid)",
-            [table]).fetchall():
-        _execute(cursor, sql.SQL("CREATE {}INDEX ON {} USING {}").format(
-            sql.SQL("UNIQUE " if unique else ""), relation, sql.SQL(definition.split(" USING ", 1)[1])))
+            [relation]).fetchall()]
+
+    relation = sql.SQL(".").join(map(sql.Identifier, staged.split(".", 1)))
+    present = set(constraints(staged))
+    for constraint in constraints(table):
+        if constraint not in present:
+            _execute(cursor, sql.SQL("ALTER TABLE {} ADD {}").format(relation, sql.SQL(constraint)))
+    present = set(indexes(staged))
+    for unique, using in indexes(table):
+        if (unique, using) not in present:
+            _execute(cursor, sql.SQL("CREATE {}INDEX ON {} USING {}").format(
+                sql.SQL("UNIQUE " if unique else ""), relation, sql.SQL(using)))
 
 
 def legacy_end(table: str, *, using: str = DEFAULT_DB_ALIAS) -> int:
@@ -387,7 +399,7 @@ def restore(path: str | Path, *, using: str = DEFAULT_DB_ALIAS) -> Manifest:
             with gzip.open(file, "rb") as data, cursor.cursor.copy(statement) as copy:
                 while block := data.read(COPY_CHUNK):
                     copy.write(block)
-            _build_parent_indexes(cursor, manifest.table, staged)  # a detached table kept its own
+        _build_parent_indexes(cursor, manifest.table, f"{ARCHIVE_SCHEMA}.{manifest.partition}")
         rows = _execute(cursor, sql.SQL("SELECT count(*) FROM {}").format(staged)).fetchone()[0]
         if rows != manifest.rows:
             raise ArchiveError(f"{manifest.partition}: {rows} rows, the manifest says {manifest.rows}")

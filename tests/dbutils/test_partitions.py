@@ -89,7 +89,7 @@ def test_ensure_does_not_wait_for_a_writer(table):
         writer.rollback()
 
 
-def test_archive_writes_whole_months_and_restore_attaches_them(table, tmp_path):
+def test_archive_writes_whole_months_and_restore_attaches_them(table, tmp_path, monkeypatch):
     p.ensure(table, today=date(2026, 9, 1))
     insert("2026-09", 3)
     insert("2026-10", 5)
@@ -121,7 +121,25 @@ def test_archive_writes_whole_months_and_restore_attaches_them(table, tmp_path):
                        "WHERE h.inhrelid = i.indexrelid)) FROM pg_index i WHERE i.indrelid = %s::regclass",
                        [f"{TABLE}_p202609"])
         assert cursor.fetchone() == (2, 2)  # the primary key and created_at's, no second copy
+    # An index the parent gained since the detach: built on the kept table before ATTACH, which
+    # would build it under its locks.
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE INDEX {TABLE}_note_idx ON {TABLE} (note)")
+    indexes_when_attached, attach = [], p._attach
+
+    def noting_the_indexes(cursor, table, name, *args):
+        cursor.execute("SELECT count(*) FROM pg_index WHERE indrelid = %s::regclass", [name])
+        indexes_when_attached.append(cursor.fetchone()[0])
+        return attach(cursor, table, name, *args)
+
+    monkeypatch.setattr(p, "_attach", noting_the_indexes)
     assert p.restore(tmp_path / f"{TABLE}_p202610.json").rows == 5  # the archived table, attached back
+    assert indexes_when_attached == [3]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT FROM pg_inherits h "
+                       "WHERE h.inhrelid = i.indexrelid)) FROM pg_index i WHERE i.indrelid = %s::regclass",
+                       [f"{TABLE}_p202610"])
+        assert cursor.fetchone() == (3, 3)
     assert count() == 15
     assert sorted(p.month_partitions(table)) == [month("2026-09"), month("2026-10"), month("2026-11")]
     with pytest.raises(p.ArchiveError, match="attached already"):
