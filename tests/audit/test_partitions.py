@@ -7,7 +7,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import date
+from datetime import UTC, date, datetime
 from io import StringIO
 
 import pytest
@@ -26,7 +26,7 @@ from tests import app_role
 from tests.audit.helpers import sequence_all
 
 TABLE = AuditEvent._meta.db_table
-THIS_MONTH = date.today().replace(day=1)
+THIS_MONTH = datetime.now(UTC).date().replace(day=1)  # the month of the ids PostgreSQL gives now
 NEXT_MONTH = partitions.next_month(THIS_MONTH)
 
 

@@ -4,7 +4,7 @@ the idempotency key in games_betkey, the one effect per bet and kind in wallet_l
 whole months are archived and restored with every row, balance and sum as before; a bets month that
 still holds unsettled bets, or bets paid in a month kept online, stays online for the next archive."""
 
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from io import StringIO
 
@@ -25,7 +25,7 @@ from tests import app_role
 from wallet.models import Account, LedgerEntry
 
 BETS, LEDGER = Bet._meta.db_table, LedgerEntry._meta.db_table
-THIS_MONTH = date.today().replace(day=1)
+THIS_MONTH = datetime.now(UTC).date().replace(day=1)  # the month of the ids PostgreSQL gives now
 LAST_MONTH = partitioning.months_before(THIS_MONTH, 1)
 
 

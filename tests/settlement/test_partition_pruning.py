@@ -1,7 +1,7 @@
 """Settlement reads and writes only the bets' partitions its rounds' bets can be in: the planner
 prunes the others (the legacy partition, the months ahead) at plan time, as EXPLAIN shows."""
 
-from datetime import date, timedelta
+from datetime import UTC, timedelta
 
 import pytest
 from django.db import connection
@@ -10,14 +10,24 @@ from django.utils import timezone
 
 from dbutils import partitions
 from games.models import Bet
-from games.selectors import bet_ids_of_rounds
+from games.selectors import CLOCK_LEEWAY, bet_ids_of_rounds
 from settlement import services
 from tests.settlement.test_services import open_round_with_bets
 
 pytestmark = pytest.mark.django_db
 
 BETS = Bet._meta.db_table
-THIS_MONTH = date.today().replace(day=1)
+
+
+def months_of(start, end) -> set:
+    """The bets' partitions of the months from ``start`` to ``end`` (UTC) with the clocks' leeway:
+    one, or two in the minutes around the first of a month."""
+    start, end = (start - CLOCK_LEEWAY).astimezone(UTC).date(), (end + CLOCK_LEEWAY).astimezone(UTC).date()
+    names, month = set(), start.replace(day=1)
+    while month <= end:
+        names.add(partitions.partition_name(BETS, month))
+        month = partitions.next_month(month)
+    return names
 
 
 def scanned(statement: str) -> set:
@@ -38,6 +48,7 @@ def test_settlement_scans_only_this_months_bets(game, integration, funded_accoun
 
     with CaptureQueriesContext(connection) as queries:
         assert services.settlement_run(round_ids=[round_.pk]).bets == 2
+    this_month = months_of(round_.opened_at, timezone.now())
 
     on_bets = [q["sql"] for q in queries.captured_queries
                if f'"{BETS}"' in q["sql"] or f"{BETS} AS b" in q["sql"]]
@@ -45,7 +56,6 @@ def test_settlement_scans_only_this_months_bets(game, integration, funded_accoun
     # (The plain path's UPDATE runs once per bet, by id: "%s" as recorded, one partition each.)
     writes = [s for s in on_bets if s.lstrip().upper().startswith("UPDATE") and "%s" not in s]
     assert reads and (writes or not one_statement), on_bets
-    this_month = {partitions.partition_name(BETS, THIS_MONTH)}
     for statement in reads + writes:
         assert scanned(statement) == this_month, statement
 
@@ -56,7 +66,7 @@ def test_the_legacy_partition_is_read_only_for_rounds_opened_before_its_last_bet
     now = timezone.now()
     legacy_end = partitions.legacy_end(BETS)
     recent = bet_ids_of_rounds(opened_from=now - timedelta(minutes=5), until=now)
-    assert scanned(str(Bet.objects.filter(recent).values("id").query)) == {partitions.partition_name(BETS, THIS_MONTH)}
+    assert scanned(str(Bet.objects.filter(recent).values("id").query)) == months_of(now - timedelta(minutes=5), now)
     # A bet in the legacy partition placed an hour ago (as before the upgrade): a round opened before
     # it may have bets there, one opened after it has none.
     with connection.cursor() as cursor:
@@ -68,4 +78,4 @@ def test_the_legacy_partition_is_read_only_for_rounds_opened_before_its_last_bet
     before = bet_ids_of_rounds(opened_from=now - timedelta(hours=2), until=now)
     after = bet_ids_of_rounds(opened_from=now - timedelta(minutes=30), until=now)
     assert f"{BETS}_legacy" in scanned(str(Bet.objects.filter(before).values("id").query))
-    assert scanned(str(Bet.objects.filter(after).values("id").query)) == {partitions.partition_name(BETS, THIS_MONTH)}
+    assert scanned(str(Bet.objects.filter(after).values("id").query)) == months_of(now - timedelta(minutes=30), now)
