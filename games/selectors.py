@@ -374,12 +374,13 @@ def _utc_with_leeway(moment: datetime, leeway: timedelta) -> datetime:
         return (datetime.min if leeway < timedelta(0) else datetime.max).replace(tzinfo=UTC)
 
 
-def bet_ids_of_rounds(*, opened_from: datetime, until: datetime, using: str = DEFAULT_DB_ALIAS) -> Q:
-    """A filter on the bets' ids that keeps only the partitions that can hold the bets of rounds
-    opened from ``opened_from`` on and placed until ``until``: the months between, and the legacy
-    partition (the bets from before the table was partitioned) only while its last bet was placed
-    since ``opened_from``. Constants, so that the planner prunes every other partition."""
-    since, until = _utc_with_leeway(opened_from, -CLOCK_LEEWAY), _utc_with_leeway(until, CLOCK_LEEWAY)
+def bet_ids_placed(*, since: datetime, until: datetime, using: str = DEFAULT_DB_ALIAS) -> Q:
+    """A filter on the bets' ids that keeps only the partitions that can hold the bets placed from
+    ``since`` until ``until`` (those of rounds opened since ``since``, as a round takes bets only
+    once open): the months between, and the legacy partition (the bets from before the table was
+    partitioned) only while its last bet was placed since ``since``. Constants, so that the planner
+    prunes every other partition."""
+    since, until = _utc_with_leeway(since, -CLOCK_LEEWAY), _utc_with_leeway(until, CLOCK_LEEWAY)
     ids = Q(pk__gte=partitions.month_start_id(since))
     if (until.year, until.month) < (MAXYEAR, 12):  # December of the last year has no month after it
         ids &= Q(pk__lt=partitions.month_start_id(partitions.next_month(until)))

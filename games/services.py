@@ -10,6 +10,7 @@ from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from audit.choices import AuditAction
@@ -106,8 +107,8 @@ def _currency_change_check(game: GameInstance, currency: str) -> None:
     if locks.lock_active_seed_pair(game.pk) is None:
         raise Conflict("seed_pair", "The seed pair was rotated meanwhile; try again.")
     # A dealt round too: its bets may be archived (detached with their month), not its rounds.
-    if (Bet.objects.filter(round__game_id=game.pk).exists()
-            or game.rounds.filter(status__in=[RoundStatus.DEALT, RoundStatus.SETTLED]).exists()):
+    took_a_bet = Exists(Bet.objects.filter(round_id=OuterRef("pk")))
+    if game.rounds.filter(Q(status__in=[RoundStatus.DEALT, RoundStatus.SETTLED]) | took_a_bet).exists():
         raise ValidationError({"currency": f"The game has taken bets or dealt rounds in {currency}; "
                                            "its currency cannot change."})
     if game.rounds.filter(status=RoundStatus.OPEN).exists():

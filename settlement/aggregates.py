@@ -157,9 +157,11 @@ def _month(expression: str) -> str:
     return f"date_trunc('month', ({expression}) AT TIME ZONE 'UTC')::date"
 
 
-def _day_bit(expression: str) -> str:
-    """1 << (day of the month − 1), the day's bit in ActiveAccountMonth.days."""
-    return f"(CAST(1 AS BIGINT) << (EXTRACT(DAY FROM ({expression}) AT TIME ZONE 'UTC')::int - 1))"
+def _day_bit(expression: str, *, of_date: bool = False) -> str:
+    """1 << (day of the month − 1), the day's bit in ActiveAccountMonth.days, of a time stamp (its
+    UTC day) or, ``of_date``, of a date."""
+    day = expression if of_date else f"({expression}) AT TIME ZONE 'UTC'"
+    return f"(CAST(1 AS BIGINT) << (EXTRACT(DAY FROM {day})::int - 1))"
 
 
 def _coefficient_value(value: Fraction) -> Decimal:
@@ -250,30 +252,38 @@ def _bet_filter(round_ids, bet_ids) -> tuple[str, list]:
     return f"{where} AND {ids}", [*params, *id_params]
 
 
+def _settled_bets(round_ids, bet_ids) -> tuple[str, str, list]:
+    """(FROM, WHERE, its params) of the settled bets (WON, LOST, PUSH) of the settled rounds, or of
+    ``round_ids`` or ``bet_ids`` alone, each joined to its round: b and r; more joins go between."""
+    where, params = _bet_filter(round_ids, bet_ids)
+    statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
+    status = _status_check(f"b.{_column(Bet, 'status')} IN ({statuses})", round_ids)
+    return (f"FROM {_table(Bet)} b JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = b.{_column(Bet, 'round')}",
+            f"{where} AND {status}", [*params, *SETTLED_BET_STATUSES])
+
+
 def _bet_totals_select(round_ids, bet_ids=None, shoes=EVERY_SHOE) -> tuple[str, list, str, list]:
     """(WITH …, SELECT …) computing DailyBetTotals rows from the raw bets, in key order; every round
     of them deals from one of ``shoes`` (numbers of decks)."""
     cte, cte_params = _odds_cte(shoes)
-    where, where_params = _bet_filter(round_ids, bet_ids)
+    settled_bets, where, where_params = _settled_bets(round_ids, bet_ids)
     b = lambda name: f"b.{_column(Bet, name)}"  # noqa: E731
     r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
-    statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
     count_of = "SUM(CASE WHEN {} = %s THEN 1 ELSE 0 END)".format(b("status"))
     select = f"""
         SELECT {_day(r('settled_at'))}, {r('game')}, {b('bet_type')}, COUNT(*),
                {count_of}, {count_of}, {count_of},
                SUM({_minor_units(b('stake'))}), SUM({_minor_units(b('payout'))}),
                SUM({_expected_return_sql(b('stake'), b('multiplier'), b('paytable'))})
-        FROM {_table(Bet)} b
-        JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = {b('round')}
+        {settled_bets}
         JOIN shoe_odds c ON c.decks = {r('decks')} AND c.bet_type = {b('bet_type')}
         JOIN (SELECT g.{_column(GameInstance, 'id')} AS game_id, COALESCE(cu.per_unit, {CENTS_PER_UNIT}) AS per_unit
               FROM {_table(GameInstance)} g
               LEFT JOIN currency_units cu ON cu.currency = g.{_column(GameInstance, 'currency')}) u
              ON u.game_id = {r('game')}
-        WHERE {where} AND {_status_check(f"{b('status')} IN ({statuses})", round_ids)}
+        WHERE {where}
         GROUP BY 1, 2, 3"""
-    params = [BetStatus.WON, BetStatus.LOST, BetStatus.PUSH, *where_params, *SETTLED_BET_STATUSES]
+    params = [BetStatus.WON, BetStatus.LOST, BetStatus.PUSH, *where_params]
     return f"WITH {_currency_units_cte()}, {cte}", cte_params, select, params
 
 
@@ -293,18 +303,16 @@ def _round_totals_select(round_ids) -> tuple[str, list]:
 
 
 def _active_accounts_select(round_ids, bet_ids=None) -> tuple[str, list]:
-    where, where_params = _bet_filter(round_ids, bet_ids)
-    statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
+    settled_bets, where, params = _settled_bets(round_ids, bet_ids)
     settled_at = f"r.{_column(Round, 'settled_at')}"
     # Each day is a distinct power of two, so the sum of the distinct bits is their OR.
     select = f"""
         SELECT {_month(settled_at)}, r.{_column(Round, 'game')}, b.{_column(Bet, 'account')},
                SUM(DISTINCT {_day_bit(settled_at)})
-        FROM {_table(Bet)} b
-        JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = b.{_column(Bet, 'round')}
-        WHERE {where} AND {_status_check(f"b.{_column(Bet, 'status')} IN ({statuses})", round_ids)}
+        {settled_bets}
+        WHERE {where}
         GROUP BY 1, 2, 3"""
-    return select, [*where_params, *SETTLED_BET_STATUSES]
+    return select, params
 
 
 def _highest_bit(mask: str) -> str:
@@ -340,12 +348,11 @@ def _returning_accounts_select(round_ids, bet_ids=None, *, from_scratch=False) -
     fresh day and every stored day right after one is linked to the day before it: +1 for each such
     link, −1 for the link each of those stored days had before.
     """
-    where, where_params = _bet_filter(round_ids, bet_ids)
-    statuses = ", ".join(["%s"] * len(SETTLED_BET_STATUSES))
+    settled_bets, where, where_params = _settled_bets(round_ids, bet_ids)
     b = lambda name: f"b.{_column(Bet, name)}"  # noqa: E731
     r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
     g = lambda name: f"g.{_column(GameInstance, name)}"  # noqa: E731
-    bit = "(CAST(1 AS BIGINT) << (EXTRACT(DAY FROM c.day)::int - 1))"
+    bit = _day_bit("c.day", of_date=True)
     below, above = f"(c.month_days & ({bit} - 1))", f"(c.month_days & -({bit} << 1))"
     if from_scratch:
         fresh = "SELECT c.*, CAST(NULL AS date) AS before, CAST(NULL AS date) AS after FROM batch c"
@@ -364,11 +371,10 @@ def _returning_accounts_select(round_ids, bet_ids=None, *, from_scratch=False) -
         active AS (
             SELECT DISTINCT {g('currency')} AS currency, scope.game, {b('account')} AS account,
                    {_day(r('settled_at'))} AS day
-            FROM {_table(Bet)} b
-            JOIN {_table(Round)} r ON r.{_column(Round, 'id')} = {b('round')}
+            {settled_bets}
             JOIN {_table(GameInstance)} g ON g.{_column(GameInstance, 'id')} = {r('game')}
             CROSS JOIN LATERAL (VALUES ({r('game')}), (CAST(NULL AS BIGINT))) scope(game)
-            WHERE {where} AND {_status_check(f"{b('status')} IN ({statuses})", round_ids)}),
+            WHERE {where}),
         batch AS (
             SELECT active.*, CAST(date_trunc('month', active.day) AS date) AS month,
                    CASE WHEN active.game IS NULL THEN cg.games ELSE ARRAY[active.game] END AS games
@@ -390,7 +396,7 @@ def _returning_accounts_select(round_ids, bet_ids=None, *, from_scratch=False) -
             FROM (SELECT DISTINCT currency, game, account, after, before FROM fresh WHERE after IS NOT NULL) broken)"""
     select = ("SELECT currency, game, day, previous_day, SUM(accounts) FROM links "
               "GROUP BY 1, 2, 3, 4 HAVING SUM(accounts) <> 0")
-    return with_sql, [*where_params, *SETTLED_BET_STATUSES], select, []
+    return with_sql, where_params, select, []
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from games import locks
 from games.choices import STATUS_BY_SETTLEMENT_KIND, BetStatus, RoundStatus
 from games.engine import bet_settlement, result_from_labels, round_events
 from games.models import Bet, Round
-from games.selectors import bet_ids_of_rounds
+from games.selectors import bet_ids_placed
 from settlement import aggregates, writes
 from settlement.models import SettlementBatch
 from settlement.signals import batch_failed, held_bet_settled, rounds_settled, sweep_requested
@@ -268,8 +268,7 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
     # (a bet's id carries the database's month, opened_at is the application's).
     times = Round.objects.filter(pk__in=outcome_by_round).aggregate(first=Min("opened_at"), now=Min(Now()))
     bets = list(
-        Bet.objects.filter(bet_ids_of_rounds(opened_from=min(times["first"], times["now"]),
-                                             until=max(started, times["now"])),
+        Bet.objects.filter(bet_ids_placed(since=min(times["first"], times["now"]), until=max(started, times["now"])),
                            round_id__in=outcome_by_round, status=BetStatus.PENDING)
         .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier", "paytable")
     )

@@ -138,7 +138,7 @@ class PlacedAtFilter(admin.DateFieldListFilter):
         since, until = (self._moment(name) for name in (self.lookup_kwarg_since, self.lookup_kwarg_until))
         if since is None or until is None:
             return queryset
-        return queryset.filter(selectors.bet_ids_of_rounds(opened_from=since, until=until, using=queryset.db))
+        return queryset.filter(selectors.bet_ids_placed(since=since, until=until, using=queryset.db))
 
     def _moment(self, name):
         values = self.used_parameters.get(name) or [None]

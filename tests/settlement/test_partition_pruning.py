@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from dbutils import partitions
 from games.models import Bet
-from games.selectors import CLOCK_LEEWAY, bet_ids_of_rounds
+from games.selectors import CLOCK_LEEWAY, bet_ids_placed
 from settlement import services
 from tests.settlement.test_services import open_round_with_bets
 
@@ -65,7 +65,7 @@ def test_the_legacy_partition_is_read_only_for_rounds_opened_before_its_last_bet
     open_round_with_bets(game, integration, [("a", "PLAYER", "1.00")])
     now = timezone.now()
     legacy_end = partitions.legacy_end(BETS)
-    recent = bet_ids_of_rounds(opened_from=now - timedelta(minutes=5), until=now)
+    recent = bet_ids_placed(since=now - timedelta(minutes=5), until=now)
     assert scanned(str(Bet.objects.filter(recent).values("id").query)) == months_of(now - timedelta(minutes=5), now)
     # A bet in the legacy partition placed an hour ago (as before the upgrade): a round opened before
     # it may have bets there, one opened after it has none.
@@ -75,7 +75,7 @@ def test_the_legacy_partition_is_read_only_for_rounds_opened_before_its_last_bet
         cursor.execute(f"INSERT INTO {BETS} (id, round_id, account_id, client_id, bet_type, stake, multiplier, "
                        "idempotency_key, status, placed_at) VALUES (%s, %s, %s, %s, 'TIE', 1, 8, 'legacy-1', "
                        "'PENDING', %s)", [legacy_end - 1, round_id, account_id, client_id, now - timedelta(hours=1)])
-    before = bet_ids_of_rounds(opened_from=now - timedelta(hours=2), until=now)
-    after = bet_ids_of_rounds(opened_from=now - timedelta(minutes=30), until=now)
+    before = bet_ids_placed(since=now - timedelta(hours=2), until=now)
+    after = bet_ids_placed(since=now - timedelta(minutes=30), until=now)
     assert f"{BETS}_legacy" in scanned(str(Bet.objects.filter(before).values("id").query))
     assert scanned(str(Bet.objects.filter(after).values("id").query)) == months_of(now - timedelta(minutes=30), now)
