@@ -139,17 +139,10 @@ def run(plan: Plan, *, say, write) -> None:
         ("single", plan.rounds), ("one_round", 1), ("bulk", plan.rounds), ("sql", plan.rounds),
         ("lag", LAG_ROUNDS), ("big", 1)]}
     client_id = data.User.objects.get(username="bench-game-server").pk
-    if plan.prefill:
-        prefill(plan.prefill, client_id=client_id, accounts=data.account_id_range(), funds=data.FUNDS, say=say)
     params = dict(settings.DATABASES["default"])
     url = database_url(params["NAME"])
     refresh_statistics()
     results = Results()
-    say(f"SQL floor: pgbench, {plan.clients} clients, {plan.seconds:.0f} s")
-    results.sql_floor = sql_floor(params, clients=plan.clients, seconds=int(plan.seconds),
-                                  accounts=data.account_id_range(), rounds=(min(rounds["sql"]), max(rounds["sql"])),
-                                  client_id=client_id)
-    connections.close_all()
     traffic = Traffic(token, accounts, data.GAME_SLUG)
     # LOG_LEVEL ERROR: Django logs every 404 as a warning, which would weigh on the framework floor.
     # As in production: the throttle's windows in Redis, shared by the workers.
@@ -164,10 +157,20 @@ def run(plan: Plan, *, say, write) -> None:
           pooled_gunicorn(params, plan.workers, server_env, say) as pooled_port):
         say(f"gunicorn on 127.0.0.1:{port} ({plan.workers} workers; metrics on {metrics_on_port} and off "
             f"{metrics_off_port}), {plan.clients} clients, {plan.seconds:.0f} s a phase")
-        closed_loop(port, traffic.missing_page, clients=plan.clients, seconds=WARM_UP_SECONDS, expected={404})
-        for warmed in filter(None, (port, metrics_on_port, metrics_off_port, pooled_port)):
-            closed_loop(warmed, traffic.single(rounds["sql"]), clients=plan.clients, seconds=WARM_UP_SECONDS,
-                        expected={201})
+        warm_up(port, metrics_on_port, metrics_off_port, pooled_port, traffic=traffic, rounds=rounds["sql"],
+                clients=plan.clients)
+        if plan.prefill:
+            # Single bets / floor on the empty tables first, then again on the history, in one run.
+            results.empty = single_over_floor(port, traffic, rounds["single"], plan, say)
+            prefill(plan.prefill, client_id=client_id, accounts=data.account_id_range(), funds=data.FUNDS, say=say)
+            refresh_statistics()
+            warm_up(port, metrics_on_port, metrics_off_port, pooled_port, traffic=traffic, rounds=rounds["sql"],
+                    clients=plan.clients)
+        say(f"SQL floor: pgbench, {plan.clients} clients, {plan.seconds:.0f} s")
+        results.sql_floor = sql_floor(params, clients=plan.clients, seconds=int(plan.seconds),
+                                      accounts=data.account_id_range(),
+                                      rounds=(min(rounds["sql"]), max(rounds["sql"])), client_id=client_id)
+        connections.close_all()
         ports = {"single_metrics_on": metrics_on_port, "single_metrics_off": metrics_off_port}
         # The same bets through PgBouncer in transaction mode, beside the direct ones (benchmarks.intake.pooled).
         pooled, pooled_ports = pooled_phases(pooled_port, traffic, rounds, plan.bulk_size)
@@ -208,6 +211,25 @@ def run(plan: Plan, *, say, write) -> None:
     results.problems = [f"ledger differs from the balance of {', '.join(found[:5])}"
                         for found in [data.ledger_problems()] if found]
     report(results, labels(plan), write)
+
+
+def warm_up(*ports, traffic: Traffic, rounds: list, clients: int) -> None:
+    closed_loop(ports[0], traffic.missing_page, clients=clients, seconds=WARM_UP_SECONDS, expected={404})
+    for warmed in filter(None, ports):
+        closed_loop(warmed, traffic.single(rounds), clients=clients, seconds=WARM_UP_SECONDS, expected={201})
+
+
+def single_over_floor(port: int, traffic: Traffic, rounds: list, plan: Plan, say) -> list:
+    """Single bets / framework floor on the tables as they stand, turn by turn (``plan.slices``)."""
+    say(f"  single bets / framework floor on the empty tables, {plan.slices} turns")
+    refresh_statistics()
+    turns = []
+    for _ in range(plan.slices):
+        seconds = plan.seconds / plan.slices
+        floor = closed_loop(port, traffic.missing_page, clients=plan.clients, seconds=seconds, expected={404})
+        single = closed_loop(port, traffic.single(rounds), clients=plan.clients, seconds=seconds, expected={201})
+        turns.append(single.per_second / floor.per_second if floor.per_second else 0.0)
+    return turns
 
 
 def in_turn(phases: list, turn: int) -> list:

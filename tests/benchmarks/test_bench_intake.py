@@ -82,7 +82,7 @@ def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
         result = subprocess.run(
             [sys.executable, "manage.py", "bench_intake", "--seconds", "2", "--lag-seconds", "3", "--clients", "4",
              "--rounds", "10", "--accounts", "50", "--bulk-size", "20", "--workers", "2", "--broker", broker,
-             "--cache", broker],
+             "--cache", broker, "--prefill", "1000"],
             cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=600,
             env={**os.environ, "DATABASE_URL": database_url},
         )
@@ -105,6 +105,12 @@ def test_small_run_prints_every_figure_beside_its_floor(postgres, redis_url):
     assert re.search(r"^  single / floor turn by turn: [\d.]+ [\d.]+ [\d.]+ \(spread [\d.]+ to [\d.]+\)$", output,
                      re.M), output
     assert "a round with 1,000 bets: deal request" in output
+    # --prefill: single / floor on the empty tables, then on the history, in the same run.
+    assert "prefilled 1,000 bets and 2,000 ledger entries" in output + result.stderr, output + result.stderr
+    assert re.search(r"^  single / floor on the empty tables, turn by turn: [\d.]+ [\d.]+ [\d.]+ \(median [\d.]+; "
+                     r"with the history [\d.]+\)$", output, re.M), output
+    assert re.search(r"^\s+single / floor, history / empty tables\s+[\d.]+\s+target ≥ 0.9\s+(met|MISSED)$", output,
+                     re.M), output
     # The metrics' cost: the same single bets on two more gunicorns, metrics on and off, in the same run.
     for setting in ("on", "off"):
         assert re.search(rf"^single bets, the same, metrics {setting} \(own server\)\s+[\d.]+\s+[\d.]+\s", output,

@@ -7,19 +7,21 @@
                                       [--prefill 20000000]
 
 1. Drops and re-creates the configured database (its name must end in "bench"), migrates it, and
-   fills it: an integration client with its token, one game, funded accounts, open rounds; with
-   ``--prefill N``, N settled bets of the past and their ledger entries first (benchmarks.intake.prefill),
-   so that intake is measured against tables that already hold tens of millions of rows.
-2. The SQL floor: pgbench runs a bet's durable writes (balance, bet, ledger entry) as one
-   transaction per bet at the same concurrency.
-3. Starts gunicorn as in production (DEBUG off, persistent connections, the throttle's windows in
-   the Redis cache ``--cache``) and a Celery worker, and drives them from a lean asyncio client
-   (``--clients`` requests in flight, a connection per request, as gunicorn's sync workers close
-   them): the framework floor (a 404), an authenticated read, single bets over many rounds, single
-   bets on one round, bulk bets, each phase in ``--slices`` slices taken in turn with the others' (so
-   that a slow spell of a noisy machine weighs on all of them alike); then, for ``--lag-seconds``, single
-   bets at 80 % of their measured maximum while a round of 1,000 bets and then a round a second are
-   dealt, and the settlement lag of each (0 skips it).
+   fills it: an integration client with its token, one game, funded accounts, open rounds.
+2. Starts gunicorn as in production (DEBUG off, persistent connections, the throttle's windows in
+   the Redis cache ``--cache``) and a Celery worker, driven from a lean asyncio client (``--clients``
+   requests in flight, a connection per request, as gunicorn's sync workers close them). With
+   ``--prefill N``: single bets / framework floor on the empty tables, ``--slices`` turns; then N
+   settled bets of the past and their ledger entries (benchmarks.intake.prefill), so that what
+   follows is measured against tables that already hold tens of millions of rows, and the ratio
+   compared with the empty tables' in the same run.
+3. The SQL floor: pgbench runs a bet's durable writes (balance, bet, ledger entry) as one
+   transaction per bet at the same concurrency. Then the phases: the framework floor (a 404), an
+   authenticated read, single bets over many rounds, single bets on one round, bulk bets, each phase
+   in ``--slices`` slices taken in turn with the others' (so that a slow spell of a noisy machine
+   weighs on all of them alike); then, for ``--lag-seconds``, single bets at 80 % of their measured
+   maximum while a round of 1,000 bets and then a round a second are dealt, and the settlement lag
+   of each (0 skips it).
 4. Prints requests and bets per second with p50 and p99, the ratios against the targets (single /
    floor also turn by turn, the spread a noisy machine gives it), and checks that the ledger still
    equals every balance.
