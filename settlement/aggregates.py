@@ -173,16 +173,16 @@ EVERY_SHOE = tuple(range(MIN_DECKS, MAX_DECKS + 1))  # the shoe sizes a game may
 
 @cache
 def _side_bet_deals(decks: int) -> tuple:
-    """(decks, side bet type, deals, deals that push, {paying-or-losing event: deals} as JSON) of
-    every side bet type on a shoe of ``decks``: the exact counts a side bet's paytable is weighed by
-    (computed once per process and shoe, about 0.4 s)."""
+    """(side bet type, deals, deals that push, {paying-or-losing event: deals} as JSON) of every side
+    bet type on a shoe of ``decks``: the exact counts a side bet's paytable is weighed by (computed
+    once per process and shoe, about 0.4 s)."""
     rows = []
     odds = bet_odds(decks)
     for bet_type in SIDE_BET_TYPES:
         counts = odds[bet_type]
         pushes = counts.kind.push_events
         ways = {event: n for event, n in counts.counts.items() if event not in pushes}
-        rows.append((decks, bet_type, counts.total, sum(counts.counts[event] for event in pushes), json.dumps(ways)))
+        rows.append((bet_type, counts.total, sum(counts.counts[event] for event in pushes), json.dumps(ways)))
     return tuple(rows)
 
 
@@ -197,7 +197,7 @@ def _odds_cte(shoes) -> tuple[str, list]:
             a, b = rtp_coefficients(decks, bet_type)
             rows.append(row)
             params += [decks, bet_type, _coefficient_value(a), _coefficient_value(b), None, None, None]
-        for _decks, bet_type, deals, push_ways, ways in _side_bet_deals(decks):
+        for bet_type, deals, push_ways, ways in _side_bet_deals(decks):
             rows.append(row)
             params += [decks, bet_type, None, None, deals, push_ways, ways]
     return f"shoe_odds(decks, bet_type, win, push, deals, push_ways, ways) AS (VALUES {', '.join(rows)})", params
@@ -486,14 +486,16 @@ def record_settled_rounds(round_ids, *, using: str = DEFAULT_DB_ALIAS) -> None:
     """Add these just-settled rounds and their bets to the daily aggregates.
 
     Call it inside the settlement batch's transaction, after its bets and rounds are written
-    (bets WON / LOST / PUSH, rounds SETTLED with settled_at): three statements, whatever the size
-    of the batch. Rounds that are not SETTLED are ignored.
+    (bets WON / LOST / PUSH, rounds SETTLED with settled_at): a read of their shoes and one
+    statement a table, whatever the size of the batch. Rounds that are not SETTLED are ignored.
     """
     round_ids = list(round_ids)
     if not round_ids:
         return
     # Only the odds of the shoes these rounds dealt from: each shoe's take 0.4 s to count once.
     shoes = sorted(set(Round.objects.using(using).filter(pk__in=round_ids).values_list("decks", flat=True)))
+    if not shoes:  # no such round
+        return
     with transaction.atomic(using=using, savepoint=False), connections[using].cursor() as cursor:
         for table in TABLES:
             cursor.execute(*_upsert_sql(table, round_ids, shoes=shoes))

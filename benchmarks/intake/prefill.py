@@ -1,11 +1,13 @@
-"""--prefill: history for intake to stand on. Before the phases, the bench tables get ``bets`` settled
-bets of the past (ten a round, on rounds of a game of their own, spread over the last year) with
-their idempotency keys, ledger entries and the entries' effects, so that intake is measured against
-indexes of tens of millions of rows rather than an empty table.
+"""--prefill: history for intake to stand on. After single bets / floor on the empty tables and before
+the other phases, the bench tables get ``bets`` settled bets of the past (ten a round, on rounds of a
+game of their own, spread over the last year) with their idempotency keys, ledger entries and the
+entries' effects, so that intake is measured against indexes of tens of millions of rows rather than
+an empty table.
 
-Each bet is a push (its stake returned), so its two ledger entries cancel out and the ledger still
-equals every balance. No audit events are written for them: the sequencer would take them on during
-the measurement and measure itself. Written set-based, a million bets a statement (each commits)."""
+Each bet is a push (its stake returned), so its two ledger entries cancel out, each written at its
+account's balance: the ledger still equals every balance, entry by entry. No audit events are
+written for them: the sequencer would take them on during the measurement and measure itself.
+Written set-based, a million bets a statement (each commits)."""
 
 import time
 from datetime import timedelta
@@ -16,7 +18,7 @@ from django.utils import timezone
 
 from games import services
 from games.models import Bet, BetKey, Round, SeedPair
-from wallet.models import LedgerEffect, LedgerEntry
+from wallet.models import Account, LedgerEffect, LedgerEntry
 
 BETS_PER_ROUND = 10
 CHUNK_BETS = 1_000_000
@@ -53,14 +55,16 @@ _BETS_AND_LEDGER = f"""
         SELECT bet.id, e.kind FROM bet CROSS JOIN (VALUES ('STAKE'), ('PAYOUT')) AS e(kind)
     )
     INSERT INTO {LedgerEntry._meta.db_table} (account_id, bet_id, kind, amount, balance_after, reason, created_at)
-    SELECT bet.account_id, bet.id, e.kind, e.sign * %(stake)s, %(funds)s + (e.sign - 1) * %(stake)s / 2, '',
+    SELECT bet.account_id, bet.id, e.kind, e.sign * %(stake)s, a.balance + (e.sign - 1) * %(stake)s / 2, '',
            CASE e.kind WHEN 'STAKE' THEN bet.placed_at ELSE bet.settled_at END
-    FROM bet CROSS JOIN (VALUES ('STAKE', -1), ('PAYOUT', 1)) AS e(kind, sign)
+    FROM bet JOIN {Account._meta.db_table} AS a ON a.id = bet.account_id
+         CROSS JOIN (VALUES ('STAKE', -1), ('PAYOUT', 1)) AS e(kind, sign)
+    ORDER BY bet.id, e.sign
 """
 
 
-def prefill(bets: int, *, client_id: int, accounts: tuple[int, int], funds: Decimal, say) -> None:
-    """``bets`` past bets over the accounts with ids ``accounts`` (first, last), each holding ``funds``."""
+def prefill(bets: int, *, client_id: int, accounts: tuple[int, int], say) -> None:
+    """``bets`` past bets over the accounts with ids ``accounts`` (first, last), at their balances."""
     started = time.perf_counter()
     game = services.game_create(actor="system:bench-intake", slug="bench-history", name="Bench history",
                                 min_bet=STAKE, max_bet=Decimal("1000.00"))
@@ -76,7 +80,7 @@ def prefill(bets: int, *, client_id: int, accounts: tuple[int, int], funds: Deci
             cursor.execute(_BETS_AND_LEDGER, {
                 "first": first, "last": min(first + CHUNK_BETS, bets) - 1, "first_round": first_round,
                 "first_account": accounts[0], "accounts": accounts[1] - accounts[0] + 1, "client": client_id,
-                "stake": STAKE, "funds": funds})
+                "stake": STAKE})
         say(f"  prefill: {min(first + CHUNK_BETS, bets):,} of {bets:,} bets ({time.perf_counter() - started:.0f} s)")
     with connection.cursor() as cursor:  # as autovacuum would have: the visibility map and statistics
         for model in (Round, Bet, BetKey, LedgerEntry, LedgerEffect):

@@ -162,7 +162,7 @@ def run(plan: Plan, *, say, write) -> None:
         if plan.prefill:
             # Single bets / floor on the empty tables first, then again on the history, in one run.
             results.empty = single_over_floor(port, traffic, rounds["single"], plan, say)
-            prefill(plan.prefill, client_id=client_id, accounts=data.account_id_range(), funds=data.FUNDS, say=say)
+            prefill(plan.prefill, client_id=client_id, accounts=data.account_id_range(), say=say)
             refresh_statistics()
             warm_up(port, metrics_on_port, metrics_off_port, pooled_port, traffic=traffic, rounds=rounds["sql"],
                     clients=plan.clients)

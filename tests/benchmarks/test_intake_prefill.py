@@ -10,7 +10,9 @@ from audit.models import AuditEvent
 from benchmarks.intake import data, prefill
 from games.choices import BetStatus, RoundStatus
 from games.models import Bet, BetKey, Round
-from wallet.models import LedgerEffect, LedgerEntry
+from wallet import services as wallet_services
+from wallet.models import Account, LedgerEffect, LedgerEntry
+from wallet.selectors import account_ledger_discrepancies
 
 pytestmark = pytest.mark.owner  # VACUUM, as the tables' owner
 
@@ -25,7 +27,10 @@ def test_prefill_writes_settled_history_that_keeps_the_ledger_equal(postgres, sm
     accounts = data.accounts(7)
     said = []
 
-    prefill.prefill(1001, client_id=client.pk, accounts=data.account_id_range(), funds=data.FUNDS, say=said.append)
+    # An account whose balance moved before the history (as the empty tables' bets move them).
+    wallet_services.account_adjust(external_id=accounts[0], actor="system:test", amount="-3.00", reason="before")
+
+    prefill.prefill(1001, client_id=client.pk, accounts=data.account_id_range(), say=said.append)
 
     bets = Bet.objects.filter(round__game__slug="bench-history")
     assert bets.count() == 1001 and set(bets.values_list("status", flat=True)) == {BetStatus.PUSH}
@@ -38,5 +43,7 @@ def test_prefill_writes_settled_history_that_keeps_the_ledger_equal(postgres, sm
     assert BetKey.objects.filter(bet__in=bets).count() == 1001  # as intake writes them
     assert LedgerEffect.objects.filter(bet_id__in=bets.values("pk")).count() == 2002
     assert data.ledger_problems() == []
+    for account in Account.objects.filter(external_id__in=accounts):  # entry by entry, in id order
+        assert account_ledger_discrepancies(account=account) == [], account.external_id
     assert not AuditEvent.objects.filter(object_type="bet").exists()
     assert said[-1].startswith("prefilled 1,001 bets") and len(said) == 4

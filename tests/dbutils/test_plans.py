@@ -36,9 +36,26 @@ def test_the_mode_before_the_block_comes_back_whatever_it_was():
             cursor.execute("RESET plan_cache_mode")
 
 
-def test_a_block_left_by_an_error_leaves_the_mode_to_the_savepoints_rollback():
+def test_nested_blocks_each_give_back_the_mode_they_found():
     with transaction.atomic():
-        with pytest.raises(ZeroDivisionError), transaction.atomic(), custom_plans():
+        with custom_plans():
+            with custom_plans():
+                assert plan_mode() == "force_custom_plan"
             assert plan_mode() == "force_custom_plan"
-            1 / 0  # noqa: B018 - the block's error
         assert plan_mode() == "auto"
+
+
+def test_the_mode_is_the_transactions_alone_even_when_the_block_is_left_by_a_caught_error():
+    # No savepoint between: only SET LOCAL (set_config's is_local) ends with the transaction.
+    with transaction.atomic():
+        try:
+            with custom_plans():
+                raise LookupError
+        except LookupError:
+            assert plan_mode() == "force_custom_plan"
+    assert plan_mode() == "auto"
+
+
+def test_outside_a_transaction_it_refuses_rather_than_plan_nothing():
+    with pytest.raises(RuntimeError, match="needs a transaction"), custom_plans():
+        pass
