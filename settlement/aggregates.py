@@ -482,18 +482,20 @@ def _upsert_sql(table: AggregateTable, round_ids, bet_ids=None, shoes=EVERY_SHOE
 
 # --- The settlement path --------------------------------------------------------------------------
 
-def record_settled_rounds(round_ids, *, using: str = DEFAULT_DB_ALIAS) -> None:
+def record_settled_rounds(round_ids, *, shoes=None, using: str = DEFAULT_DB_ALIAS) -> None:
     """Add these just-settled rounds and their bets to the daily aggregates.
 
     Call it inside the settlement batch's transaction, after its bets and rounds are written
-    (bets WON / LOST / PUSH, rounds SETTLED with settled_at): a read of their shoes and one
-    statement a table, whatever the size of the batch. Rounds that are not SETTLED are ignored.
+    (bets WON / LOST / PUSH, rounds SETTLED with settled_at): one statement a table, whatever the
+    size of the batch. Rounds that are not SETTLED are ignored. ``shoes``: the numbers of decks the
+    rounds dealt from, when the caller has read them (read here otherwise).
     """
     round_ids = list(round_ids)
     if not round_ids:
         return
     # Only the odds of the shoes these rounds dealt from: each shoe's take 0.4 s to count once.
-    shoes = sorted(set(Round.objects.using(using).filter(pk__in=round_ids).values_list("decks", flat=True)))
+    if shoes is None:
+        shoes = sorted(set(Round.objects.using(using).filter(pk__in=round_ids).values_list("decks", flat=True)))
     if not shoes:  # no such round
         return
     with transaction.atomic(using=using, savepoint=False), connections[using].cursor() as cursor:

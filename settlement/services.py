@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.conf import settings
+from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Min
 from django.db.models.functions import Now
@@ -265,8 +266,10 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
         return None
     started = timezone.now()
     # The bets' months since the first round opened: the other partitions are pruned. Both clocks
-    # (a bet's id carries the database's month, opened_at is the application's).
-    times = Round.objects.filter(pk__in=outcome_by_round).aggregate(first=Min("opened_at"), now=Min(Now()))
+    # (a bet's id carries the database's month, opened_at is the application's). And the shoes the
+    # rounds dealt from, whose odds the aggregates weigh their bets by.
+    times = Round.objects.filter(pk__in=outcome_by_round).aggregate(
+        first=Min("opened_at"), now=Min(Now()), shoes=ArrayAgg("decks", distinct=True, order_by="decks"))
     bets = list(
         Bet.objects.filter(bet_ids_placed(since=min(times["first"], times["now"]), until=max(started, times["now"])),
                            round_id__in=outcome_by_round, status=BetStatus.PENDING)
@@ -274,10 +277,11 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
     )
     balances = locks.lock_account_balances({bet[2] for bet in bets})
     with writes.plans_for_arrays(len(bets)):
-        return _settle_claimed(bets, outcome_by_round, balances, started=started, worker=worker, bet_by_bet=bet_by_bet)
+        return _settle_claimed(bets, outcome_by_round, balances, started=started, shoes=times["shoes"],
+                               worker=worker, bet_by_bet=bet_by_bet)
 
 
-def _settle_claimed(bets: list, outcome_by_round: dict, balances: dict, *, started, worker: str,
+def _settle_claimed(bets: list, outcome_by_round: dict, balances: dict, *, started, shoes: list, worker: str,
                     bet_by_bet: str | None):
     """Settle the claimed rounds' bets on the locked balances: the bets, ledger, rounds, batch,
     audit events and aggregates of the batch."""
@@ -311,7 +315,7 @@ def _settle_claimed(bets: list, outcome_by_round: dict, balances: dict, *, start
     # Last: every batch of a game and day adds to the same aggregate rows, and holds them until it
     # commits, so it takes them only when nothing is left to do but commit. Held bets count nowhere
     # until resolved.
-    aggregates.record_settled_rounds(outcome_by_round)
+    aggregates.record_settled_rounds(outcome_by_round, shoes=shoes)
     return batch
 
 

@@ -136,10 +136,10 @@ def test_a_round_that_fails_even_bet_by_bet_is_left_as_before(game, integration,
     poison = open_round_with_bets(game, integration, [("alice", "BANKER", "1.00")])
     record = aggregates.record_settled_rounds
 
-    def failing(round_ids):
+    def failing(round_ids, **kwargs):
         if poison.pk in list(round_ids):
             raise RuntimeError("the round's aggregates cannot be written")
-        return record(round_ids)
+        return record(round_ids, **kwargs)
 
     monkeypatch.setattr(aggregates, "record_settled_rounds", failing)
     result = services.settlement_sweep(worker="w")
