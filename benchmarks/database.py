@@ -2,6 +2,8 @@
 and drop databases of their own, which Django's connection (bound to one database) cannot do."""
 
 import psycopg
+from django.core.management import call_command
+from django.db import connection
 from psycopg import sql
 
 from dbutils.postgresql import urls
@@ -23,3 +25,18 @@ def create_database(maintenance: psycopg.Connection, name: str) -> None:
 
 def drop_database(maintenance: psycopg.Connection, name: str) -> None:
     maintenance.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def prepare_database(say) -> None:
+    """Create the configured database when it does not exist, then bring its schema up to date."""
+    name = connection.settings_dict["NAME"]
+    try:
+        maintenance = server_connection(connection.settings_dict, autocommit=True)
+    except psycopg.Error as error:
+        say(f"(cannot reach the maintenance database to check that {name} exists: {error})")
+    else:
+        with maintenance:
+            if not database_exists(maintenance, name):
+                say(f"creating database {name}")
+                create_database(maintenance, name)
+    call_command("migrate", interactive=False, verbosity=0)

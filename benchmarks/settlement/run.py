@@ -4,12 +4,10 @@ worker's memory at every size, and the report."""
 import time
 from dataclasses import dataclass
 
-import psycopg
-from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from benchmarks.database import create_database, database_exists, server_connection
+from benchmarks.database import prepare_database
 
 from . import data
 from .check import verify
@@ -98,18 +96,3 @@ def check_database(force: bool) -> None:
             f"Use a database of its own, e.g. {EXAMPLE_URL} "
             "(created and migrated on the first run), or pass --force to wipe this one."
         )
-
-
-def prepare_database(say) -> None:
-    """Create the database when it does not exist, then bring its schema up to date."""
-    name = connection.settings_dict["NAME"]
-    try:
-        maintenance = server_connection(connection.settings_dict, autocommit=True)
-    except psycopg.Error as error:
-        say(f"(cannot reach the maintenance database to check that {name} exists: {error})")
-    else:
-        with maintenance:
-            if not database_exists(maintenance, name):
-                say(f"creating database {name}")
-                create_database(maintenance, name)
-    call_command("migrate", interactive=False, verbosity=0)

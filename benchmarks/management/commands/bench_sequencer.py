@@ -9,15 +9,16 @@ from audit import merkle
 from audit.chain import HASHED_FIELDS, leaf_entry
 from audit.models import AuditEvent
 from audit.sequencer import sequence_pending
+from benchmarks.database import prepare_database
 
 HELP = """\
 Write EVENTS audit events in one transaction (a backlog, as an upgrade or a stopped sequencer leaves
 it), then sequence them all (audit.sequencer.sequence_pending) and print the time beside its floor,
 measured in the same run: one read of those events in id order with their leaf hashes computed,
 which any sequencer must do. The events stay in the log (it is append-only), so it runs only on a
-database whose name ends in "bench" (or with --force):
+database whose name ends in "bench" (or with --force), which it creates and migrates when needed:
 
-    DATABASE_URL=postgres://…/baccarat_bench python manage.py bench_sequencer --events 200000
+    DATABASE_URL=postgres://…/baccarat_sequencer_bench python manage.py bench_sequencer --events 200000
 """
 
 
@@ -32,6 +33,7 @@ class Command(BaseCommand):
         if not force and not connection.settings_dict["NAME"].endswith("bench"):
             raise CommandError("bench_sequencer adds events to the audit log for good: run it on a database whose "
                                "name ends in 'bench', or pass --force.")
+        prepare_database(self.stdout.write)
         sequence_pending()  # what was pending before is not part of the measurement
         first = (AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0) + 1
         with connection.cursor() as cursor:
