@@ -30,8 +30,10 @@ def tables():
         cursor.execute(f"CREATE TABLE {BETS} (id bigint PRIMARY KEY, account_id bigint NOT NULL "
                        f"REFERENCES {ACCOUNTS}) PARTITION BY RANGE (id)")
         cursor.execute(f"CREATE TABLE {LEDGER} (id bigint PRIMARY KEY, account_id bigint NOT NULL "
-                       f"REFERENCES {ACCOUNTS}, bet_id bigint REFERENCES {BETS}) PARTITION BY RANGE (id)")
+                       f"REFERENCES {ACCOUNTS}, bet_id bigint REFERENCES {BETS} DEFERRABLE INITIALLY DEFERRED) "
+                       f"PARTITION BY RANGE (id)")
         cursor.execute(f"CREATE INDEX {LEDGER}_account_idx ON {LEDGER} (account_id) WHERE bet_id IS NOT NULL")
+        cursor.execute(f"CREATE INDEX {LEDGER}_bet_idx ON {LEDGER} (bet_id)")
         for table in (BETS, LEDGER):
             cursor.execute(f"CREATE TABLE {table}_legacy PARTITION OF {table} FOR VALUES FROM (MINVALUE) "
                            f"TO ({legacy_end})")
@@ -223,8 +225,103 @@ def test_a_restore_leaves_only_catalog_work_for_its_locks(tables, tmp_path, monk
     monkeypatch.setattr(ddl_locks, "run_locked", looking_first)
     p.restore(tmp_path / f"{LEDGER}_p202609.json")
     keys = [(f"{LEDGER}_account_id_fkey", True), (f"{LEDGER}_bet_id_fkey", True)]
-    assert seen[-1] == (2, [*keys, (f"{LEDGER}_p202609_range", True)])  # the attach's: the primary key, the index
+    assert seen[-1] == (3, [*keys, (f"{LEDGER}_p202609_range", True)])  # the attach's: the primary key, the indexes
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_index i WHERE indrelid = %s::regclass AND EXISTS "
                        "(SELECT FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)", [f"{LEDGER}_p202609"])
-        assert cursor.fetchone()[0] == 2  # both taken as the parent's, none built again
+        assert cursor.fetchone()[0] == 3  # all taken as the parent's, none built again
+
+
+def ledger_rows_read() -> int:
+    """The ledger's rows read so far, by every session (its statistics flushed first)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute("SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0) "
+                       "FROM pg_stat_user_tables WHERE relname LIKE %s", [f"{LEDGER}%"])
+        return cursor.fetchone()[0]
+
+
+def ledger_key(*, columns: str = "conname, convalidated") -> list:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {columns} FROM pg_constraint WHERE conrelid = %s::regclass "
+                       "AND confrelid = %s::regclass AND conparentid = 0", [LEDGER, BETS])
+        return cursor.fetchall()
+
+
+def test_a_bets_month_is_detached_without_reading_the_ledger_online(tables, tmp_path, monkeypatch):
+    """PostgreSQL proves a detached month unreferenced by joining it with every ledger entry online,
+    holding the ledger in SHARE mode meanwhile (a bet waited 2.4 s at 10 million bets). The archive
+    probes the ledger's index for the month's ids instead, and validates the key afterwards, online."""
+    september, december = p.month_start_id(SEPTEMBER), p.month_start_id(date(2026, 12, 1))
+    with connection.cursor() as cursor:
+        cursor.execute(f"INSERT INTO {BETS} SELECT {september} + 1 + n, 1 FROM generate_series(1, 20000) n")
+        cursor.execute(f"INSERT INTO {BETS} SELECT {december} + 1 + n, 2 FROM generate_series(1, 20000) n")
+        cursor.execute(f"INSERT INTO {LEDGER} SELECT {december} + 1 + n, 2, {december} + 1 + n "
+                       f"FROM generate_series(1, 20000) n")
+        cursor.execute(f"ANALYZE {BETS}, {LEDGER}")
+    validate, reads = p.validate_keys_left, []
+
+    def counting_first(table, **options):
+        reads.append(ledger_rows_read())
+        validate(table, **options)
+
+    monkeypatch.setattr(p, "validate_keys_left", counting_first)
+    archive_september(tmp_path)
+    # the last two: as the bets' archive starts, and after their detach, before the key's validation
+    assert reads[-1] - reads[-2] < 100  # PostgreSQL's proof read the 20,000 entries of December
+    assert ledger_key(columns="conname, convalidated, condeferrable, condeferred") == [
+        (f"{LEDGER}_bet_id_fkey", True, True, True)]
+    assert SEPTEMBER not in p.month_partitions(BETS)
+    # the key is whole again, as it was (deferred): an entry for an archived bet is refused
+    with other_connection() as writer, pytest.raises(psycopg.errors.ForeignKeyViolation):
+        writer.execute(f"INSERT INTO {LEDGER} VALUES ({december} + 99999, 1, {september} + 2)")
+        writer.commit()
+
+
+def test_a_bets_month_an_online_entry_references_is_not_detached(tables, tmp_path):
+    september, december = p.month_start_id(SEPTEMBER), p.month_start_id(date(2026, 12, 1))
+    with connection.cursor() as cursor:  # paid in December
+        cursor.execute(f"INSERT INTO {LEDGER} VALUES ({december} + 2, 1, {september} + 1)")
+    p.archive(LEDGER, before=date(2026, 10, 1), to=tmp_path)
+    with pytest.raises(p.ArchiveError, match=f"{LEDGER} still references rows of {BETS}_p202609"):
+        p.archive(BETS, before=date(2026, 10, 1), to=tmp_path)
+    assert SEPTEMBER in p.month_partitions(BETS)
+    assert ledger_key() == [(f"{LEDGER}_bet_id_fkey", True)]
+
+
+def test_a_key_left_not_valid_by_a_stopped_run_is_validated_by_the_next(tables, tmp_path):
+    archive_september(tmp_path)
+    with connection.cursor() as cursor:  # as a run stopped between its detach and the validation leaves it
+        cursor.execute(f"ALTER TABLE {LEDGER} DROP CONSTRAINT {LEDGER}_bet_id_fkey")
+        cursor.execute(f"ALTER TABLE {LEDGER} ADD CONSTRAINT {LEDGER}_bet_id_fkey FOREIGN KEY (bet_id) "
+                       f"REFERENCES {BETS} DEFERRABLE INITIALLY DEFERRED NOT VALID")
+    assert ledger_key() == [(f"{LEDGER}_bet_id_fkey", False)]
+    p.restore(tmp_path / f"{BETS}_p202609.json")
+    assert ledger_key() == [(f"{LEDGER}_bet_id_fkey", True)]
+    p.restore(tmp_path / f"{LEDGER}_p202609.json")  # takes the parent's key as its own
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {LEDGER}")
+        assert cursor.fetchone()[0] == 2
+
+
+def test_a_key_without_an_index_to_probe_is_left_to_postgresql(tables, tmp_path):
+    """Probing a column with no index would read the whole table under the detach's locks: such a
+    key stays as it is, and PostgreSQL's own detach proves it."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX {LEDGER}_bet_idx")
+    key = ledger_key(columns="oid")
+    archive_september(tmp_path)
+    assert SEPTEMBER not in p.month_partitions(BETS)
+    assert ledger_key(columns="oid") == key  # never dropped (a probed key is made again: a new one)
+
+
+def test_a_ledger_month_restored_before_its_bets_does_not_stop_their_restore(tables, tmp_path):
+    """A restore that fails validating a staged month's keys leaves them NOT VALID in the archive's
+    schema: the bets' restore must not trip on them."""
+    archive_september(tmp_path)
+    with pytest.raises(psycopg.errors.ForeignKeyViolation):
+        p.restore(tmp_path / f"{LEDGER}_p202609.json")  # its bets are not back yet
+    p.restore(tmp_path / f"{BETS}_p202609.json")
+    p.restore(tmp_path / f"{LEDGER}_p202609.json")
+    assert SEPTEMBER in p.month_partitions(LEDGER)
+    assert ledger_key() == [(f"{LEDGER}_bet_id_fkey", True)]
