@@ -147,15 +147,17 @@ def bet_settlement(bet_type: str, stake: Decimal, multiplier: Decimal, paytable,
                    minor_unit: Decimal = MINOR_UNIT) -> tuple:
     """(WIN, PUSH or LOSE, the amount returned) for one bet on a round whose event for its type is
     ``event``: every bet type's settlement, main or side, by its paytable (``bet_paytable``)."""
-    table = bet_paytable(bet_type, multiplier, paytable)
-    settled, _multiplier = settlement_of(bet_type, table, event)
-    return settled, paytable_return(bet_type, table, event, stake, minor_unit)
+    settled, multiplier = settlement_of(bet_type, bet_paytable(bet_type, multiplier, paytable), event)
+    return settled, _returned(settled, multiplier, stake, minor_unit)
 
 
 def paytable_return(kind: BetKind | str, paytable, event: str, stake: Decimal,
                     minor_unit: Decimal = MINOR_UNIT) -> Decimal:
     """The amount returned for a bet on ``event``, rounded down to the minor unit (as bet_return)."""
-    settled, multiplier = settlement_of(kind, paytable, event)
+    return _returned(*settlement_of(kind, paytable, event), stake, minor_unit)
+
+
+def _returned(settled: str, multiplier: Decimal, stake: Decimal, minor_unit: Decimal) -> Decimal:
     if settled == LOSE:
         return ZERO.quantize(minor_unit)
     return (stake * multiplier).quantize(minor_unit, rounding=ROUND_DOWN)
