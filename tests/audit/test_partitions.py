@@ -26,8 +26,12 @@ from tests import app_role
 from tests.audit.helpers import sequence_all
 
 TABLE = AuditEvent._meta.db_table
-THIS_MONTH = datetime.now(UTC).date().replace(day=1)  # the month of the ids PostgreSQL gives now
-NEXT_MONTH = partitions.next_month(THIS_MONTH)
+
+
+def month_now() -> date:
+    """The month of the ids PostgreSQL gives now: asked by each test, so that a run crossing a
+    month's end does not carry the month it started in."""
+    return datetime.now(UTC).date().replace(day=1)
 
 
 def run(statement, params=None):
@@ -45,7 +49,7 @@ def record(n: int = 0):
 def last_month(transactional_db):
     """A partition of last month, as a database converted before it has: the legacy partition ends
     there instead of at this month (it holds no id of a month)."""
-    month = partitioning.months_before(THIS_MONTH, 1)
+    month = partitioning.months_before(month_now(), 1)
     with app_role.as_owner():
         partitions.move_legacy_end(TABLE, partitions.month_start_id(month))
         partitions.ensure(TABLE, ahead=0, today=month)
@@ -53,7 +57,7 @@ def last_month(transactional_db):
     with app_role.as_owner():
         run(f"DROP SCHEMA IF EXISTS {partitions.ARCHIVE_SCHEMA} CASCADE")
         run(f"DROP TABLE IF EXISTS {partitions.partition_name(TABLE, month)}")
-        partitions.move_legacy_end(TABLE, partitions.month_start_id(THIS_MONTH))
+        partitions.move_legacy_end(TABLE, partitions.month_start_id(month_now()))
 
 
 @pytest.mark.owner
@@ -63,9 +67,9 @@ def test_the_events_are_partitioned_by_month_with_two_months_ahead(transactional
     assert partitioning.months_ahead(TABLE) >= partitioning.MONTHS_AHEAD
     assert ensure_partitions() == []  # the daily task, as the owner (PARTITIONS_DATABASE)
     event = record()
-    assert partitions.month_of_id(event.pk) == THIS_MONTH
+    assert partitions.month_of_id(event.pk) == month_now()
     [(partition,)] = run(f"SELECT tableoid::regclass::text FROM {TABLE} WHERE id = %s", [event.pk])
-    assert partition == partitions.partition_name(TABLE, THIS_MONTH)
+    assert partition == partitions.partition_name(TABLE, month_now())
     # The chain's hashes stay unique: only the legacy partition, which keeps the unique indexes, has them.
     with pytest.raises(DatabaseError, match="audit_chain_only_in_legacy"), transaction.atomic():
         run(f"INSERT INTO {TABLE} (created_at, actor, action, object_type, object_id, reason, request_id, hash) "
@@ -75,7 +79,7 @@ def test_the_events_are_partitioned_by_month_with_two_months_ahead(transactional
 def test_the_application_role_cannot_rewrite_a_month_made_later(transactional_db):
     """A partition attached by ensure after the roles were granted: the application inserts through
     the table, and can neither change nor delete a row, nor detach, truncate or read the partition."""
-    later = partitions.next_month(partitions.next_month(NEXT_MONTH))
+    later = partitions.next_month(partitions.next_month(partitions.next_month(month_now())))
     later = partitions.next_month(later)
     with app_role.as_owner():
         made = partitions.ensure(TABLE, ahead=0, today=later)
@@ -113,7 +117,7 @@ def test_a_month_is_archived_verified_from_its_file_and_restored(last_month, set
 
     hashed = []  # the files read back: none, as the run knows what it wrote
     monkeypatch.setattr(partitions, "read_manifest", lambda path: hashed.append(path))
-    manifests = partitioning.partitions_archive(before=THIS_MONTH, to=files).manifests
+    manifests = partitioning.partitions_archive(before=month_now(), to=files).manifests
     monkeypatch.undo()
 
     assert [(m["partition"], m["rows"]) for m in manifests] == [(partitions.partition_name(TABLE, last_month), 3)]
@@ -172,12 +176,12 @@ def test_an_archive_that_stops_records_the_files_it_wrote_and_a_month_archived_a
 
     monkeypatch.setattr(partitions, "archive", stopping_after_the_events)
     with pytest.raises(LocksBusy):
-        partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path)
+        partitioning.partitions_archive(before=month_now(), to=tmp_path)
     monkeypatch.setattr(partitions, "archive", archive)
     [recorded] = AuditEvent.objects.filter(action="partitions.archived").values_list("after", flat=True)
     name = partitions.partition_name(TABLE, last_month)
     assert [(m["partition"], m["rows"]) for m in recorded["manifests"]] == [(name, 3)]
-    assert partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path).manifests == []  # recorded once
+    assert partitioning.partitions_archive(before=month_now(), to=tmp_path).manifests == []  # recorded once
 
     partitioning.partitions_restore(files=[tmp_path / f"{name}.json"])
     sequence_all()
@@ -185,9 +189,9 @@ def test_an_archive_that_stops_records_the_files_it_wrote_and_a_month_archived_a
     (tmp_path / "copied.json").write_text((tmp_path / f"{name}.json").read_text())  # from elsewhere:
     odd = {**json.loads((tmp_path / f"{name}.json").read_text()), "table": ["x"], "month": 7}
     (tmp_path / "odd.json").write_text(json.dumps(odd))  # neither is recorded
-    assert partitioning.partitions_archive(before=THIS_MONTH.replace(year=THIS_MONTH.year - 5),
+    assert partitioning.partitions_archive(before=month_now().replace(year=month_now().year - 5),
                                            to=tmp_path).manifests == []
-    again = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path).manifests
+    again = partitioning.partitions_archive(before=month_now(), to=tmp_path).manifests
     assert [m["partition"] for m in again] == [name]
     sequence_all()
     check = check_log(archives=tmp_path)
@@ -198,8 +202,8 @@ def test_an_archive_that_stops_records_the_files_it_wrote_and_a_month_archived_a
 def test_archive_refuses_the_current_month_and_unsequenced_events(transactional_db, settings, tmp_path):
     settings.AUDIT_SEQUENCE_ON_COMMIT = False
     with pytest.raises(CommandError, match="whole months that have ended"):
-        call_command("partitions", "archive", "--before", f"{NEXT_MONTH:%Y-%m-%d}", "--to", str(tmp_path),
-                     stdout=StringIO())
+        call_command("partitions", "archive", "--before", f"{partitions.next_month(month_now()):%Y-%m-%d}",
+                     "--to", str(tmp_path), stdout=StringIO())
     with pytest.raises(CommandError, match="YYYY-MM-DD"):
         call_command("partitions", "archive", "--before", "last month", "--to", str(tmp_path), stdout=StringIO())
     out = StringIO()
@@ -288,7 +292,7 @@ def test_ensure_and_an_archive_while_bets_arrive_through_the_api(last_month, pos
         phase["now"] = "during"
         with app_role.as_owner():
             made = partitions.ensure(TABLE, ahead=8)  # months no other test makes
-            manifests = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path).manifests
+            manifests = partitioning.partitions_archive(before=month_now(), to=tmp_path).manifests
             restored = partitioning.partitions_restore(files=[tmp_path / manifests[0]["file"]])
         during = len(timings["during"])
         stop.set()

@@ -25,8 +25,16 @@ from tests import app_role
 from wallet.models import Account, LedgerEntry
 
 BETS, LEDGER = Bet._meta.db_table, LedgerEntry._meta.db_table
-THIS_MONTH = datetime.now(UTC).date().replace(day=1)  # the month of the ids PostgreSQL gives now
-LAST_MONTH = partitioning.months_before(THIS_MONTH, 1)
+
+
+def month_now() -> date:
+    """The month of the ids PostgreSQL gives now: asked by each test, so that a run crossing a
+    month's end does not carry the month it started in."""
+    return datetime.now(UTC).date().replace(day=1)
+
+
+def month_before_now() -> date:
+    return partitioning.months_before(month_now(), 1)
 
 
 def run(statement, params=None):
@@ -54,16 +62,16 @@ def last_month(transactional_db):
     their legacy partitions end there instead of at this month (they hold no id of a month)."""
     with app_role.as_owner():
         for table in (BETS, LEDGER):
-            partitions.move_legacy_end(table, partitions.month_start_id(LAST_MONTH))
-            partitions.ensure(table, ahead=0, today=LAST_MONTH)
-    yield LAST_MONTH
+            partitions.move_legacy_end(table, partitions.month_start_id(month_before_now()))
+            partitions.ensure(table, ahead=0, today=month_before_now())
+    yield month_before_now()
     with app_role.as_owner():
         run(f"DROP SCHEMA IF EXISTS {partitions.ARCHIVE_SCHEMA} CASCADE")
         run(f"TRUNCATE {LEDGER}")  # as the flush after the test would: no entry keeps a bet of last month
         for table in (LEDGER, BETS):  # the referencing months first
-            drop_month(table, LAST_MONTH)
+            drop_month(table, month_before_now())
         for table in (BETS, LEDGER):
-            partitions.move_legacy_end(table, partitions.month_start_id(THIS_MONTH))
+            partitions.move_legacy_end(table, partitions.month_start_id(month_now()))
 
 
 def last_month_bets(game, integration, account, statuses, first: int = 1):
@@ -72,7 +80,7 @@ def last_month_bets(game, integration, account, statuses, first: int = 1):
     the ledger's sum. Returns the bets' ids."""
     round_ = game_services.round_open(game_id=game.pk, actor=integration)
     game_services.round_deal(round_id=round_.pk, actor=integration)
-    base, balance, ids = partitions.month_start_id(LAST_MONTH), account.balance, []
+    base, balance, ids = partitions.month_start_id(month_before_now()), account.balance, []
     with app_role.as_owner(), transaction.atomic():
         for n, status in enumerate(statuses, start=first):
             payout = {"WON": Decimal("20.00"), "LOST": Decimal("0.00")}.get(status)
@@ -122,16 +130,16 @@ def test_new_bets_and_entries_land_in_this_months_partitions(game, integration, 
                                             stake="5.00", idempotency_key="k-1", client=integration)
     assert run("SELECT relname, relkind FROM pg_class WHERE relname IN (%s, %s) ORDER BY relname", [BETS, LEDGER]) \
         == [(BETS, "p"), (LEDGER, "p")]
-    assert partitions.month_of_id(bet.pk) == THIS_MONTH
-    assert partition_of(BETS, bet.pk) == partitions.partition_name(BETS, THIS_MONTH)
+    assert partitions.month_of_id(bet.pk) == month_now()
+    assert partition_of(BETS, bet.pk) == partitions.partition_name(BETS, month_now())
     [stake] = LedgerEntry.objects.filter(bet_id=bet.pk)
-    assert partition_of(LEDGER, stake.pk) == partitions.partition_name(LEDGER, THIS_MONTH)
+    assert partition_of(LEDGER, stake.pk) == partitions.partition_name(LEDGER, month_now())
     for table in (BETS, LEDGER):
         assert partitioning.months_ahead(table) >= partitioning.MONTHS_AHEAD
     # The rules across partitions: the key of a bet of this month, reused by one of next month's, is
     # refused by games_betkey; a second stake of the bet by wallet_ledgereffect; an entry of a bet
     # that does not exist by the foreign key, whichever month's partition the entry is in.
-    later = partitions.month_start_id(partitions.next_month(THIS_MONTH)) + 1
+    later = partitions.month_start_id(partitions.next_month(month_now())) + 1
     refused = [
         ("games_betkey_pkey", "INSERT INTO games_betkey (client_id, idempotency_key, bet_id) VALUES (%s, 'k-1', %s)",
          [integration.pk, later]),
@@ -150,7 +158,7 @@ def test_new_bets_and_entries_land_in_this_months_partitions(game, integration, 
 def test_the_partitioned_tables_are_registered_and_ensured(transactional_db):
     assert partitioning.PARTITIONED_TABLES.index(LEDGER) < partitioning.PARTITIONED_TABLES.index(BETS)
     assert partitioning.partitions_ensure() == []  # the migrations made this month and two more
-    later = partitions.next_month(partitions.next_month(partitions.next_month(THIS_MONTH)))
+    later = partitions.next_month(partitions.next_month(partitions.next_month(month_now())))
     made = partitioning.partitions_ensure(today=later)
     assert partitions.partition_name(BETS, partitions.next_month(later)) in made
     assert partitions.partition_name(LEDGER, partitions.next_month(later)) in made
@@ -162,7 +170,7 @@ def test_the_partitioned_tables_are_registered_and_ensured(transactional_db):
 def archive_command(tmp_path, name: str) -> str:
     out = StringIO()
     with app_role.as_owner():
-        call_command("partitions", "archive", "--before", f"{THIS_MONTH:%Y-%m-%d}", "--to", str(tmp_path / name),
+        call_command("partitions", "archive", "--before", f"{month_now():%Y-%m-%d}", "--to", str(tmp_path / name),
                      stdout=out)
     return out.getvalue()
 
@@ -172,19 +180,20 @@ def test_archive_keeps_a_bets_month_with_unsettled_bets_online_and_the_next_arch
     account = funded_account("player-1", "100.00")
     pending, held = last_month_bets(game, integration, account, ["PENDING", "HELD"])
     said = archive_command(tmp_path, "first")
-    assert f"kept online: {BETS} from {LAST_MONTH:%Y-%m} on, as bet {pending} is not settled yet" in said
-    assert LAST_MONTH in attached(BETS) and LAST_MONTH not in attached(LEDGER)  # the ledger's month went
+    assert f"kept online: {BETS} from {month_before_now():%Y-%m} on, as bet {pending} is not settled yet" in said
+    # the ledger's month went
+    assert month_before_now() in attached(BETS) and month_before_now() not in attached(LEDGER)
     assert sorted(p.name for p in (tmp_path / "first").glob("*.json")) == [
-        f"{partitions.partition_name(LEDGER, LAST_MONTH)}.json"]
+        f"{partitions.partition_name(LEDGER, month_before_now())}.json"]
     assert set(Bet.objects.filter(pk__in=[pending, held]).values_list("status", flat=True)) == {"PENDING", "HELD"}
     event = AuditEvent.objects.get(action="partitions.archived")
-    assert event.after["kept_online"] == {BETS: {"from": f"{LAST_MONTH:%Y-%m}",
+    assert event.after["kept_online"] == {BETS: {"from": f"{month_before_now():%Y-%m}",
                                                  "why": f"bet {pending} is not settled yet"}}
     with app_role.as_owner():  # settled by hand (the owner passes no trigger: the bets have none)
         run(f"UPDATE {BETS} SET status = 'LOST', payout = 0, settled_at = now() WHERE id IN (%s, %s)", [pending, held])
     said = archive_command(tmp_path, "next")
-    assert "kept online" not in said and f"archived {partitions.partition_name(BETS, LAST_MONTH)} " in said
-    assert LAST_MONTH not in attached(BETS)
+    assert "kept online" not in said and f"archived {partitions.partition_name(BETS, month_before_now())} " in said
+    assert month_before_now() not in attached(BETS)
 
 
 def test_archive_keeps_a_bets_month_paid_in_a_month_kept_online(last_month, game, integration, funded_account,
@@ -196,9 +205,9 @@ def test_archive_keeps_a_bets_month_paid_in_a_month_kept_online(last_month, game
     [(entry,)] = run(f"INSERT INTO {LEDGER} (account_id, bet_id, kind, amount, balance_after, reason, created_at) "
                      "VALUES (%s, %s, 'REFUND', 10, 0, '', now()) RETURNING id", [account.pk, refunded])
     said = archive_command(tmp_path, "first")
-    assert (f"kept online: {BETS} from {LAST_MONTH:%Y-%m} on, as bet {refunded} is paid or refunded by ledger "
+    assert (f"kept online: {BETS} from {month_before_now():%Y-%m} on, as bet {refunded} is paid or refunded by ledger "
             f"entry {entry}, of a month kept online") in said
-    assert LAST_MONTH in attached(BETS) and LAST_MONTH not in attached(LEDGER)
+    assert month_before_now() in attached(BETS) and month_before_now() not in attached(LEDGER)
     assert Bet.objects.filter(pk__in=[settled, refunded]).count() == 2
     assert LedgerEntry.objects.filter(pk=entry, bet_id=refunded).exists()
     assert "kept online" in archive_command(tmp_path, "again")  # as long as the entry is online
@@ -215,11 +224,11 @@ def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month,
     assert expected["ledger_sum"] == expected["balance"] == Decimal("109.00")  # 100 - 3 × 10 + 2 × 20 - 1
 
     with app_role.as_owner():
-        archived = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path)
+        archived = partitioning.partitions_archive(before=month_now(), to=tmp_path)
     manifests = archived.manifests
     assert [(m["table"], m["rows"]) for m in manifests] == [(LEDGER, 5), (BETS, 3)] and not archived.kept_online
     assert not Bet.objects.filter(pk__in=old).exists()
-    assert LAST_MONTH not in partitions.month_partitions(BETS)
+    assert month_before_now() not in partitions.month_partitions(BETS)
     assert LedgerEntry.objects.filter(account=account).count() == 2  # the fund and the new stake
 
     files = [str(tmp_path / m["file"]) for m in manifests]  # the ledger's first: restore reorders
@@ -236,24 +245,25 @@ def test_bets_and_ledger_months_archived_and_restored_with_every_row(last_month,
         [(standalone, inherited)] = run(
             "SELECT count(*) FILTER (WHERE conparentid = 0), count(*) FILTER (WHERE conparentid <> 0 AND convalidated) "
             "FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f'",
-            [partitions.partition_name(table, LAST_MONTH)])
+            [partitions.partition_name(table, month_before_now())])
         assert (standalone, inherited) == (0, parents) and own == parents > 0
         [(estimated,)] = run("SELECT reltuples FROM pg_class WHERE oid = %s::regclass",  # analysed
-                             [partitions.partition_name(table, LAST_MONTH)])
+                             [partitions.partition_name(table, month_before_now())])
         assert estimated == {BETS: 3, LEDGER: 5}[table]
         # Its indexes built before the attach, which took each as the parent's: none built twice.
         [(parent_indexes,)] = run("SELECT count(*) FROM pg_index WHERE indrelid = %s::regclass", [table])
         [(indexes, attached_indexes)] = run(
             "SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT FROM pg_inherits h "
             "WHERE h.inhrelid = i.indexrelid)) FROM pg_index i WHERE i.indrelid = %s::regclass",
-            [partitions.partition_name(table, LAST_MONTH)])
+            [partitions.partition_name(table, month_before_now())])
         assert indexes == attached_indexes == parent_indexes > 1
     with pytest.raises(DatabaseError), transaction.atomic():  # the restored ledger month is append-only
         run(f"UPDATE {LEDGER} SET amount = 1 WHERE bet_id = %s", [old[0]])
     with app_role.as_owner(), pytest.raises(IntegrityError), transaction.atomic():  # and its key holds
         run(f"INSERT INTO {LEDGER} (id, account_id, bet_id, kind, amount, balance_after, reason, created_at) "
             "VALUES (%s, %s, %s, 'PAYOUT', 1, 1, '', now())",
-            [partitions.month_start_id(LAST_MONTH) + 100, account.pk, partitions.month_start_id(LAST_MONTH) + 99])
+            [partitions.month_start_id(month_before_now()) + 100, account.pk,
+             partitions.month_start_id(month_before_now()) + 99])
         run("SET CONSTRAINTS ALL IMMEDIATE")
 
 
@@ -264,14 +274,14 @@ def test_a_restore_that_fails_records_the_months_it_attached(last_month, game, i
     account = funded_account("player-1", "100.00")
     last_month_bets(game, integration, account, ["WON", "LOST"])
     with app_role.as_owner():
-        manifests = partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path).manifests
+        manifests = partitioning.partitions_archive(before=month_now(), to=tmp_path).manifests
     ledger_file = next(tmp_path / m["file"] for m in manifests if m["table"] == LEDGER)
     ledger_file.write_bytes(ledger_file.read_bytes() + b"\0")  # no longer its manifest's SHA-256
     with app_role.as_owner(), pytest.raises(partitions.ArchiveError, match="SHA-256"):
         partitioning.partitions_restore(files=[tmp_path / m["file"] for m in manifests])
     [restored] = AuditEvent.objects.filter(action="partitions.restored").values_list("after", flat=True)
     assert [(m["table"], m["rows"]) for m in restored["manifests"]] == [(BETS, 2)]
-    assert LAST_MONTH in attached(BETS) and LAST_MONTH not in attached(LEDGER)
+    assert month_before_now() in attached(BETS) and month_before_now() not in attached(LEDGER)
 
 
 def test_one_archive_or_restore_at_a_time(last_month, tmp_path):
@@ -279,7 +289,7 @@ def test_one_archive_or_restore_at_a_time(last_month, tmp_path):
     with psycopg.connect(url, autocommit=True) as other:  # another run's session holds the lock
         other.execute("SELECT pg_advisory_lock(%s)", [partitioning.ADVISORY_LOCK])
         with app_role.as_owner():
-            for run_it in (lambda: partitioning.partitions_archive(before=THIS_MONTH, to=tmp_path),
+            for run_it in (lambda: partitioning.partitions_archive(before=month_now(), to=tmp_path),
                            lambda: partitioning.partitions_restore(files=[])):
                 with pytest.raises(Conflict, match="Another archive or restore is running"):
                     run_it()
