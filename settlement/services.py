@@ -1,6 +1,5 @@
 """The settlement of dealt rounds in batches, exactly once, by any number of workers at once."""
 
-import json
 import logging
 import os
 import re
@@ -11,8 +10,8 @@ from decimal import Decimal
 from django.conf import settings
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import F, Min, TextField
-from django.db.models.functions import Cast, Now
+from django.db.models import F, Min
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from audit.choices import AuditAction
@@ -271,13 +270,11 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
     # rounds dealt from, whose odds the aggregates weigh their bets by.
     times = Round.objects.filter(pk__in=outcome_by_round).aggregate(
         first=Min("opened_at"), now=Min(Now()), shoes=ArrayAgg("decks", distinct=True, order_by="decks"))
-    placed = bet_ids_placed(since=min(times["first"], times["now"]), until=max(started, times["now"]))
-    rows = (Bet.objects.filter(placed, round_id__in=outcome_by_round, status=BetStatus.PENDING)
-            .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier",
-                                        Cast("paytable", TextField())))
-    paytables = {}  # the batch's side bets share a few paytables: each text parsed once
-    bets = [(*bet, None if text is None else paytables.get(text) or paytables.setdefault(text, json.loads(text)))
-            for *bet, text in rows]
+    bets = list(
+        Bet.objects.filter(bet_ids_placed(since=min(times["first"], times["now"]), until=max(started, times["now"])),
+                           round_id__in=outcome_by_round, status=BetStatus.PENDING)
+        .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier", "paytable")
+    )
     balances = locks.lock_account_balances({bet[2] for bet in bets})
     with writes.plans_for_arrays(len(bets)):
         return _settle_claimed(bets, outcome_by_round, balances, started=started, shoes=times["shoes"],
