@@ -147,8 +147,8 @@ def bet_settlement(bet_type: str, stake: Decimal, multiplier: Decimal, paytable,
                    minor_unit: Decimal = MINOR_UNIT) -> tuple:
     """(WIN, PUSH or LOSE, the amount returned) for one bet on a round whose event for its type is
     ``event``: every bet type's settlement, main or side, by its paytable (``bet_paytable``)."""
-    settled, multiplier = settlement_of(bet_type, bet_paytable(bet_type, multiplier, paytable), event)
-    return settled, _returned(settled, multiplier, stake, minor_unit)
+    settled, paid = settlement_of(bet_type, bet_paytable(bet_type, multiplier, paytable), event)
+    return settled, _returned(settled, paid, stake, minor_unit)
 
 
 def paytable_return(kind: BetKind | str, paytable, event: str, stake: Decimal,
