@@ -293,14 +293,19 @@ def _drop_foreign_keys(name: str, using: str) -> None:
         ddl_locks.run_locked(drop, locks=dict.fromkeys(referenced, ddl_locks.ACCESS_EXCLUSIVE), using=using)
 
 
+def _detach_pending(raw, name: str) -> bool:
+    """Whether partition ``name`` is left half detached (a DETACH … CONCURRENTLY that stopped)."""
+    return raw.execute("SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = %s::regclass",
+                       [name]).fetchone()[0]
+
+
 def _detach_concurrently(table: str, name: str, using: str) -> None:
     """DETACH … CONCURRENTLY (writers go on), or its FINALIZE where a try stopped between its two
     transactions; its lock waits are short and tried again (ddl_locks)."""
     def statement(raw):
-        pending = raw.execute("SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = %s::regclass",
-                              [name]).fetchone()[0]
+        mode = "FINALIZE" if _detach_pending(raw, name) else "CONCURRENTLY"
         return sql.SQL("ALTER TABLE {} DETACH PARTITION {} {}").format(
-            _identifier(table), _identifier(name), sql.SQL("FINALIZE" if pending else "CONCURRENTLY"))
+            _identifier(table), _identifier(name), sql.SQL(mode))
 
     ddl_locks.run_retrying(statement, using=using)
 
@@ -335,8 +340,7 @@ def _detach(table: str, name: str, month: date, using: str) -> None:
     with connection.cursor() as cursor:
         keys = _referencing_keys(cursor, table)
         referenced = ddl_locks.referenced_tables(cursor, table)
-        pending = _execute(cursor, "SELECT inhdetachpending FROM pg_inherits WHERE inhrelid = %s::regclass",
-                           [name]).fetchone()[0]
+        pending = _detach_pending(cursor.cursor, name)
     if not keys or pending or connection.pg_version < 180000 or not all(indexed for *_key, indexed in keys):
         _detach_concurrently(table, name, using)
         return
@@ -396,11 +400,11 @@ def archive(table: str, *, before: date, to: str | Path, recorded=frozenset(),
     with connection.cursor() as cursor:
         _execute(cursor, sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(_identifier(ARCHIVE_SCHEMA)))
         columns = _columns(cursor, table)
-        validate_keys_left(table, using=using)
         for month, name in sorted(month_partitions(table, using=using).items()):
             if next_month(month) <= before:
                 _detach(table, name, month, using)
-        validate_keys_left(table, using=using)  # the keys a detach made again NOT VALID, once for every month
+        # The keys a detach made again NOT VALID, once for every month, and any a stopped run left.
+        validate_keys_left(table, using=using)
         for name in _detached_in_public(cursor, table):
             _execute(cursor, sql.SQL("ALTER TABLE {} SET SCHEMA {}").format(
                 _identifier(name), _identifier(ARCHIVE_SCHEMA)))

@@ -267,7 +267,7 @@ def test_a_bets_month_is_detached_without_reading_the_ledger_online(tables, tmp_
 
     monkeypatch.setattr(p, "validate_keys_left", counting_first)
     archive_september(tmp_path)
-    # the last two: as the bets' archive starts, and after their detach, before the key's validation
+    # the last two: after the ledger's detach, and after the bets', each before its validation
     assert reads[-1] - reads[-2] < 100  # PostgreSQL's proof read the 20,000 entries of December
     assert ledger_key(columns="conname, convalidated, condeferrable, condeferred") == [
         (f"{LEDGER}_bet_id_fkey", True, True, True)]
