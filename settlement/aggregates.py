@@ -135,7 +135,7 @@ def minor_units_per_unit(currency: str) -> int:
 
 
 def _minor_units(expression: str) -> str:
-    """An amount of the bet's game's currency (u.per_unit, from _currency_units_cte) in its minor units;
+    """An amount of the game's currency (u.per_unit, from _currency_units_cte) in its minor units;
     exact, as no amount has more places than its currency."""
     return f"CAST(ROUND(({expression}) * u.per_unit) AS BIGINT)"
 
@@ -200,7 +200,9 @@ def _odds_cte(shoes) -> tuple[str, list]:
         for bet_type, deals, push_ways, ways in _side_bet_deals(decks):
             rows.append(row)
             params += [decks, bet_type, None, None, deals, push_ways, ways]
-    return f"shoe_odds(decks, bet_type, win, push, deals, push_ways, ways) AS (VALUES {', '.join(rows)})", params
+    # MATERIALIZED: the casts are evaluated once, not each time a bet is matched with the rows.
+    columns = "shoe_odds(decks, bet_type, win, push, deals, push_ways, ways)"
+    return f"{columns} AS MATERIALIZED (VALUES {', '.join(rows)})", params
 
 
 def _expected_return_sql(stake: str, multiplier: str, paytable: str) -> str:
@@ -270,19 +272,27 @@ def _bet_totals_select(round_ids, bet_ids=None, shoes=EVERY_SHOE) -> tuple[str, 
     b = lambda name: f"b.{_column(Bet, name)}"  # noqa: E731
     r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
     count_of = "SUM(CASE WHEN {} = %s THEN 1 ELSE 0 END)".format(b("status"))
+    # The bets are read first and each matched to its odds after (OFFSET 0 keeps the planner from
+    # matching each round to every bet type's odds first, then reading the round's bets once for
+    # each); the amounts are summed, and turned into minor units once a row of the table, not a bet.
+    columns = ", ".join(b(name) for name in ("bet_type", "status", "stake", "payout", "multiplier", "paytable"))
     select = f"""
-        SELECT {_day(r('settled_at'))}, {r('game')}, {b('bet_type')}, COUNT(*),
-               {count_of}, {count_of}, {count_of},
-               SUM({_minor_units(b('stake'))}), SUM({_minor_units(b('payout'))}),
-               SUM({_expected_return_sql(b('stake'), b('multiplier'), b('paytable'))})
-        {settled_bets}
-        JOIN shoe_odds c ON c.decks = {r('decks')} AND c.bet_type = {b('bet_type')}
+        SELECT t.day, t.game, t.bet_type, t.bets, t.won, t.lost, t.pushed,
+               {_minor_units('t.handle')}, {_minor_units('t.paid_out')}, t.expected_return
+        FROM (SELECT b.day, b.game, {b('bet_type')} AS bet_type,
+                     COUNT(*) AS bets, {count_of} AS won, {count_of} AS lost, {count_of} AS pushed,
+                     SUM({b('stake')}) AS handle, SUM({b('payout')}) AS paid_out,
+                     SUM({_expected_return_sql(b('stake'), b('multiplier'), b('paytable'))}) AS expected_return
+              FROM (SELECT {_day(r('settled_at'))} AS day, {r('game')} AS game, {r('decks')} AS decks, {columns}
+                    {settled_bets}
+                    WHERE {where}
+                    OFFSET 0) b
+              JOIN shoe_odds c ON c.decks = b.decks AND c.bet_type = {b('bet_type')}
+              GROUP BY 1, 2, 3) t
         JOIN (SELECT g.{_column(GameInstance, 'id')} AS game_id, COALESCE(cu.per_unit, {CENTS_PER_UNIT}) AS per_unit
               FROM {_table(GameInstance)} g
               LEFT JOIN currency_units cu ON cu.currency = g.{_column(GameInstance, 'currency')}) u
-             ON u.game_id = {r('game')}
-        WHERE {where}
-        GROUP BY 1, 2, 3"""
+             ON u.game_id = t.game"""
     params = [BetStatus.WON, BetStatus.LOST, BetStatus.PUSH, *where_params]
     return f"WITH {_currency_units_cte()}, {cte}", cte_params, select, params
 
@@ -368,13 +378,13 @@ def _returning_accounts_select(round_ids, bet_ids=None, *, from_scratch=False) -
             WHERE c.month_days & {bit} = 0"""
     with_sql = f"""WITH currency_games AS (
             SELECT {g('currency')} AS currency, array_agg({g('id')}) AS games FROM {_table(GameInstance)} g GROUP BY 1),
-        active AS (
-            SELECT DISTINCT {g('currency')} AS currency, scope.game, {b('account')} AS account,
-                   {_day(r('settled_at'))} AS day
-            {settled_bets}
-            JOIN {_table(GameInstance)} g ON g.{_column(GameInstance, 'id')} = {r('game')}
-            CROSS JOIN LATERAL (VALUES ({r('game')}), (CAST(NULL AS BIGINT))) scope(game)
-            WHERE {where}),
+        active AS (  -- each account and day once (a tenth of a batch's bets), then in its two scopes
+            SELECT DISTINCT {g('currency')} AS currency, scope.game, played.account, played.day
+            FROM (SELECT DISTINCT {r('game')} AS game, {b('account')} AS account, {_day(r('settled_at'))} AS day
+                  {settled_bets}
+                  WHERE {where}) played
+            JOIN {_table(GameInstance)} g ON g.{_column(GameInstance, 'id')} = played.game
+            CROSS JOIN LATERAL (VALUES (played.game), (CAST(NULL AS BIGINT))) scope(game)),
         batch AS (
             SELECT active.*, CAST(date_trunc('month', active.day) AS date) AS month,
                    CASE WHEN active.game IS NULL THEN cg.games ELSE ARRAY[active.game] END AS games
