@@ -135,9 +135,9 @@ def minor_units_per_unit(currency: str) -> int:
 
 
 def _minor_units(expression: str) -> str:
-    """An amount of the game's currency (u.per_unit, from _currency_units_cte) in its minor units;
+    """An amount of the bet's game's currency (b.per_unit, from _game_units_cte) in its minor units;
     exact, as no amount has more places than its currency."""
-    return f"CAST(ROUND(({expression}) * u.per_unit) AS BIGINT)"
+    return f"CAST(ROUND(({expression}) * b.per_unit) AS BIGINT)"
 
 
 def _currency_units_cte() -> str:
@@ -146,6 +146,15 @@ def _currency_units_cte() -> str:
     units = {code: places for code, places in {**ISO_4217, **configured()}.items() if places != 2}
     rows = ", ".join(f"('{code}', CAST({10 ** places} AS BIGINT))" for code, places in sorted(units.items()))
     return f"currency_units(currency, per_unit) AS (VALUES {rows})"
+
+
+def _game_units_cte() -> str:
+    """``game_units(game_id, per_unit)``: the minor units per unit of every game's currency, one row a
+    game (MATERIALIZED: each bet is matched with a row computed once, not with every currency)."""
+    g = lambda name: f"g.{_column(GameInstance, name)}"  # noqa: E731
+    return (f"game_units(game_id, per_unit) AS MATERIALIZED ("
+            f"SELECT {g('id')}, COALESCE(cu.per_unit, {CENTS_PER_UNIT}) FROM {_table(GameInstance)} g "
+            f"LEFT JOIN currency_units cu ON cu.currency = {g('currency')})")
 
 
 def _lag_ms(dealt: str, settled: str) -> str:
@@ -274,27 +283,22 @@ def _bet_totals_select(round_ids, bet_ids=None, shoes=EVERY_SHOE) -> tuple[str, 
     count_of = "SUM(CASE WHEN {} = %s THEN 1 ELSE 0 END)".format(b("status"))
     # The bets are read first and each matched to its odds after (OFFSET 0 keeps the planner from
     # matching each round to every bet type's odds first, then reading the round's bets once for
-    # each); the amounts are summed, and turned into minor units once a row of the table, not a bet.
+    # each). Each amount is rounded to its minor unit on its own, so the totals are the same however
+    # the bets are grouped (by batch, or all at once by a rebuild).
     columns = ", ".join(b(name) for name in ("bet_type", "status", "stake", "payout", "multiplier", "paytable"))
     select = f"""
-        SELECT t.day, t.game, t.bet_type, t.bets, t.won, t.lost, t.pushed,
-               {_minor_units('t.handle')}, {_minor_units('t.paid_out')}, t.expected_return
-        FROM (SELECT b.day, b.game, {b('bet_type')} AS bet_type,
-                     COUNT(*) AS bets, {count_of} AS won, {count_of} AS lost, {count_of} AS pushed,
-                     SUM({b('stake')}) AS handle, SUM({b('payout')}) AS paid_out,
-                     SUM({_expected_return_sql(b('stake'), b('multiplier'), b('paytable'))}) AS expected_return
-              FROM (SELECT {_day(r('settled_at'))} AS day, {r('game')} AS game, {r('decks')} AS decks, {columns}
-                    {settled_bets}
-                    WHERE {where}
-                    OFFSET 0) b
-              JOIN shoe_odds c ON c.decks = b.decks AND c.bet_type = {b('bet_type')}
-              GROUP BY 1, 2, 3) t
-        JOIN (SELECT g.{_column(GameInstance, 'id')} AS game_id, COALESCE(cu.per_unit, {CENTS_PER_UNIT}) AS per_unit
-              FROM {_table(GameInstance)} g
-              LEFT JOIN currency_units cu ON cu.currency = g.{_column(GameInstance, 'currency')}) u
-             ON u.game_id = t.game"""
+        SELECT b.day, b.game, {b('bet_type')}, COUNT(*), {count_of}, {count_of}, {count_of},
+               SUM({_minor_units(b('stake'))}), SUM({_minor_units(b('payout'))}),
+               SUM({_expected_return_sql(b('stake'), b('multiplier'), b('paytable'))})
+        FROM (SELECT {_day(r('settled_at'))} AS day, {r('game')} AS game, {r('decks')} AS decks, u.per_unit, {columns}
+              {settled_bets}
+              JOIN game_units u ON u.game_id = {r('game')}
+              WHERE {where}
+              OFFSET 0) b
+        JOIN shoe_odds c ON c.decks = b.decks AND c.bet_type = {b('bet_type')}
+        GROUP BY 1, 2, 3"""
     params = [BetStatus.WON, BetStatus.LOST, BetStatus.PUSH, *where_params]
-    return f"WITH {_currency_units_cte()}, {cte}", cte_params, select, params
+    return f"WITH {_currency_units_cte()}, {_game_units_cte()}, {cte}", cte_params, select, params
 
 
 def _round_totals_select(round_ids) -> tuple[str, list]:

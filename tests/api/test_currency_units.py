@@ -19,7 +19,7 @@ from games import services as game_services
 from games.engine import BetType, Outcome, bet_return, settlement_kind
 from games.engine.payout import DEFAULT_MULTIPLIERS, MAX_MULTIPLIER, MIN_MULTIPLIER
 from games.models import Bet, GameInstance
-from settlement import reports
+from settlement import aggregates, reports
 from settlement import services as settlement_services
 from settlement.models import DailyBetTotals
 from tests.api.helpers import API, assert_names_field
@@ -236,6 +236,27 @@ def test_a_settlement_batch_of_four_currencies_pays_each_exactly(operator, integ
         assert board.overall.handle == handle and board.overall.paid_out == paid
         assert board.overall.handle.as_tuple().exponent == -places_of(currency)
         assert 0.5 < board.overall.theoretical_rtp < 1
+
+
+def test_a_stake_stored_before_the_currency_rule_counts_rounded_on_its_own(operator, integration, yen_table,
+                                                                          yen_player):
+    """A yen stake of 100.50 (taken by a release before the currency's places were a rule) counts as
+    101 yen in the aggregates whether its batch adds it or a rebuild does: each amount is rounded on
+    its own, so two of them are 202, never the 201 their sum rounds to."""
+    rounds = []
+    for index in range(2):  # one batch each: each batch adds its bet alone
+        round_ = game_services.round_open(game_id=yen_table.pk, actor=integration)
+        game_services.bet_place(round_id=round_.pk, account_external_id="yen-player", bet_type="TIE",
+                                stake="101", idempotency_key=f"old-{index}", client=integration)
+        Bet.objects.filter(round=round_).update(stake=Decimal("100.50"))
+        game_services.round_deal(round_id=round_.pk, actor=integration)
+        rounds.append(round_.pk)
+    for round_id in rounds:
+        settlement_services.settlement_run(round_ids=[round_id])
+    assert sum(DailyBetTotals.objects.filter(game=yen_table).values_list("handle_cents", flat=True)) == 202
+    assert all(table.agrees for table in aggregates.check())
+    aggregates.rebuild()
+    assert sum(DailyBetTotals.objects.filter(game=yen_table).values_list("handle_cents", flat=True)) == 202
 
 
 def test_an_adjustment_has_the_account_currencys_places(operator):
