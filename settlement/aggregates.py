@@ -135,8 +135,9 @@ def minor_units_per_unit(currency: str) -> int:
 
 
 def _minor_units(expression: str) -> str:
-    """An amount of the bet's game's currency (b.per_unit, from _game_units_cte) in its minor units;
-    exact, as no amount has more places than its currency."""
+    """An amount of the bet's game's currency (b.per_unit, from _game_units_cte) in its minor units:
+    exact for an amount at its currency's places; one stored before that rule (a yen stake of 100.50)
+    is rounded half away from zero."""
     return f"CAST(ROUND(({expression}) * b.per_unit) AS BIGINT)"
 
 
@@ -196,7 +197,7 @@ def _side_bet_deals(decks: int) -> tuple:
 
 
 def _odds_cte(shoes) -> tuple[str, list]:
-    """``shoe_odds(decks, bet_type, win, push, deals, push_ways, ways) AS (VALUES …)``: one row per
+    """``shoe_odds(decks, bet_type, win, push, deals, push_ways, ways) AS MATERIALIZED (VALUES …)``: one row per
     shoe of ``shoes`` (numbers of decks) and registered bet type. A main bet type's row has its
     coefficients (win, push); a side bet type's, its exact counts of deals (the others NULL)."""
     rows, params = [], []
@@ -382,7 +383,7 @@ def _returning_accounts_select(round_ids, bet_ids=None, *, from_scratch=False) -
             WHERE c.month_days & {bit} = 0"""
     with_sql = f"""WITH currency_games AS (
             SELECT {g('currency')} AS currency, array_agg({g('id')}) AS games FROM {_table(GameInstance)} g GROUP BY 1),
-        active AS (  -- each account and day once (a tenth of a batch's bets), then in its two scopes
+        active AS (  -- each game, account and day once (far fewer than the bets), then in its two scopes
             SELECT DISTINCT {g('currency')} AS currency, scope.game, played.account, played.day
             FROM (SELECT DISTINCT {r('game')} AS game, {b('account')} AS account, {_day(r('settled_at'))} AS day
                   {settled_bets}
