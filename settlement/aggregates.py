@@ -152,10 +152,9 @@ def _currency_units_cte() -> str:
 def _game_units_cte() -> str:
     """``game_units(game_id, per_unit)``: the minor units per unit of every game's currency, one row a
     game (MATERIALIZED: each bet is matched with a row computed once, not with every currency)."""
-    g = lambda name: f"g.{_column(GameInstance, name)}"  # noqa: E731
-    return (f"game_units(game_id, per_unit) AS MATERIALIZED ("
-            f"SELECT {g('id')}, COALESCE(cu.per_unit, {CENTS_PER_UNIT}) FROM {_table(GameInstance)} g "
-            f"LEFT JOIN currency_units cu ON cu.currency = {g('currency')})")
+    return (f"game_units(game_id, per_unit) AS MATERIALIZED (SELECT g.{_column(GameInstance, 'id')}, "
+            f"COALESCE(cu.per_unit, {CENTS_PER_UNIT}) FROM {_table(GameInstance)} g "
+            f"LEFT JOIN currency_units cu ON cu.currency = g.{_column(GameInstance, 'currency')})")
 
 
 def _lag_ms(dealt: str, settled: str) -> str:
@@ -197,9 +196,10 @@ def _side_bet_deals(decks: int) -> tuple:
 
 
 def _odds_cte(shoes) -> tuple[str, list]:
-    """``shoe_odds(decks, bet_type, win, push, deals, push_ways, ways) AS MATERIALIZED (VALUES …)``: one row per
-    shoe of ``shoes`` (numbers of decks) and registered bet type. A main bet type's row has its
-    coefficients (win, push); a side bet type's, its exact counts of deals (the others NULL)."""
+    """``shoe_odds(decks, bet_type, win, push, deals, push_ways, ways) AS MATERIALIZED (VALUES …)``: one
+    row per shoe of ``shoes`` (numbers of decks) and registered bet type. A main bet type's row has its
+    coefficients (win, push); a side bet type's, its exact counts of deals (the others NULL).
+    MATERIALIZED: the casts are evaluated once, not each time a bet is matched with the rows."""
     rows, params = [], []
     row = f"(%s, %s, {'CAST(%s AS NUMERIC), ' * 4}CAST(%s AS JSONB))"
     for decks in shoes:
@@ -210,9 +210,8 @@ def _odds_cte(shoes) -> tuple[str, list]:
         for bet_type, deals, push_ways, ways in _side_bet_deals(decks):
             rows.append(row)
             params += [decks, bet_type, None, None, deals, push_ways, ways]
-    # MATERIALIZED: the casts are evaluated once, not each time a bet is matched with the rows.
-    columns = "shoe_odds(decks, bet_type, win, push, deals, push_ways, ways)"
-    return f"{columns} AS MATERIALIZED (VALUES {', '.join(rows)})", params
+    return f"shoe_odds(decks, bet_type, win, push, deals, push_ways, ways) AS MATERIALIZED " \
+           f"(VALUES {', '.join(rows)})", params
 
 
 def _expected_return_sql(stake: str, multiplier: str, paytable: str) -> str:
@@ -282,10 +281,9 @@ def _bet_totals_select(round_ids, bet_ids=None, shoes=EVERY_SHOE) -> tuple[str, 
     b = lambda name: f"b.{_column(Bet, name)}"  # noqa: E731
     r = lambda name: f"r.{_column(Round, name)}"  # noqa: E731
     count_of = "SUM(CASE WHEN {} = %s THEN 1 ELSE 0 END)".format(b("status"))
-    # The bets are read first and each matched to its odds after (OFFSET 0 keeps the planner from
-    # matching each round to every bet type's odds first, then reading the round's bets once for
-    # each). Each amount is rounded to its minor unit on its own, so the totals are the same however
-    # the bets are grouped (by batch, or all at once by a rebuild).
+    # The bets are read first, then matched with their odds (OFFSET 0: else the planner matches each
+    # round with every bet type's odds, then reads the round's bets once for each). Each amount is
+    # rounded on its own, so the totals are the same however the bets are grouped (batch or rebuild).
     columns = ", ".join(b(name) for name in ("bet_type", "status", "stake", "payout", "multiplier", "paytable"))
     select = f"""
         SELECT b.day, b.game, {b('bet_type')}, COUNT(*), {count_of}, {count_of}, {count_of},
