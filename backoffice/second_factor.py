@@ -31,6 +31,7 @@ from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from backoffice import lockout, staff_sessions
+from backoffice.locks import lock_person
 
 VERIFIED_AT = "_second_factor_at"  # session: when a code was last entered (staff_sessions.clock)
 RECOVERY_CODES = 10
@@ -78,10 +79,15 @@ def is_enrolled(user) -> bool:
     return TOTPDevice.objects.filter(user=user, confirmed=True).exists()
 
 
-def enrolment_device(user) -> TOTPDevice:
-    """The unconfirmed TOTP device of an enrolment under way: the same one on every reload."""
-    device = TOTPDevice.objects.filter(user=user, confirmed=False).order_by("pk").first()
-    return device or TOTPDevice.objects.create(user=user, name="Authenticator app", confirmed=False)
+def enrolment_device(user) -> TOTPDevice | None:
+    """The unconfirmed TOTP device of an enrolment under way: the same one on every reload. None once
+    the person is enrolled (by another tab, meanwhile): they enter a code as at every sign-in."""
+    with transaction.atomic():
+        lock_person(user)
+        if is_enrolled(user):
+            return None
+        device = TOTPDevice.objects.filter(user=user, confirmed=False).order_by("pk").first()
+        return device or TOTPDevice.objects.create(user=user, name="Authenticator app", confirmed=False)
 
 
 def otpauth_uri(device: TOTPDevice) -> str:
@@ -113,6 +119,7 @@ def enrol(user, *, request=None, by=None) -> tuple:
     """A confirmed TOTP device for ``user`` (replacing any) and new recovery codes, in one transaction
     with its audit event: (device, recovery codes). For ``create_staff_user --totp``."""
     with transaction.atomic():
+        lock_person(user)
         TOTPDevice.objects.filter(user=user).delete()
         device = TOTPDevice.objects.create(user=user, name="Authenticator app", confirmed=True)
         codes = _recovery_codes(user)
@@ -157,7 +164,8 @@ def confirm_enrolment(request, code) -> list | str:
     if (attempt := _attempt(request, ENROLMENT)) is None:
         return REFUSED_LOCKED
     with transaction.atomic():
-        device = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=False).order_by("pk").first()
+        lock_person(user)
+        device = TOTPDevice.objects.filter(user=user, confirmed=False).order_by("pk").first()
         code = _normalised(code)
         if device is None or not (code.isascii() and code.isdigit()) or not device.verify_token(code):
             return _wrong(request, ENROLMENT, attempt)
@@ -201,6 +209,7 @@ def reset(user, *, by) -> None:
     """Delete the person's devices (an administrator's act, audited): every session of theirs ends,
     and they enrol again at their next log-in."""
     with transaction.atomic():
+        lock_person(user)
         TOTPDevice.objects.filter(user=user).delete()
         StaticDevice.objects.filter(user=user).delete()
         second_factor_reset.send(sender=TOTPDevice, user=user, by=by)

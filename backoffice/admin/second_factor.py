@@ -59,16 +59,18 @@ def second_factor_view(request, site):
         return HttpResponseRedirect(_next_url(request, site))
     form = CodeForm(request.POST or None)
     if not second_factor.is_enrolled(request.user):
-        device = second_factor.enrolment_device(request.user)
         if request.method == "POST" and form.is_valid():
             codes = second_factor.confirm_enrolment(request, form.cleaned_data["code"])
             if isinstance(codes, list):
                 return _page(request, site, mode="recovery_codes", form=None, codes=codes,
                              title="Your recovery codes")
             _refusal(form, codes)
-        uri = second_factor.otpauth_uri(device)
-        return _page(request, site, mode="enrol", form=form, qr_code=second_factor.qr_data_uri(uri),
-                     secret=second_factor.secret_text(device), title="Set up your second factor")
+        if (device := second_factor.enrolment_device(request.user)) is not None:
+            uri = second_factor.otpauth_uri(device)
+            return _page(request, site, mode="enrol", form=form, qr_code=second_factor.qr_data_uri(uri),
+                         secret=second_factor.secret_text(device), title="Set up your second factor")
+        # Enrolled meanwhile, by another tab: this one asks for a code, as at every sign-in.
+        return _page(request, site, mode="verify", form=CodeForm(), title="Second factor")
     if request.method == "POST" and form.is_valid():
         outcome = second_factor.verify(request, form.cleaned_data["code"], second_factor.LOG_IN)
         if outcome == second_factor.RECOVERY_CODE:
