@@ -45,6 +45,9 @@ EVENT = "e.events ->> b.bet_type"
 STATUS_SQL = expected_status_sql(event=EVENT)
 PAYOUT_SQL = expected_payout_sql(event=EVENT)
 
+# The data set's accounts, and so its bets and ledger entries: a history (--prefill) has its own.
+OF_THE_DATA_SET = f"account_id IN (SELECT id FROM {T_ACCOUNT} WHERE external_id LIKE 'bench-%')"
+
 # The multipliers in force: the operator changed the game halfway through the rounds, so the bets
 # of the second half carry other multipliers than those of the first (the bet's own one settles it).
 MULTIPLIERS_BEFORE = {"PLAYER": "2.0000", "BANKER": "1.9500", "TIE": "9.0000"}

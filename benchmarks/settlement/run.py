@@ -2,6 +2,7 @@
 worker's memory at every size, and the report."""
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from django.core.management.base import CommandError
@@ -9,7 +10,7 @@ from django.db import connection
 
 from benchmarks.database import prepare_database
 
-from . import data
+from . import data, history
 from .check import verify
 from .floor import measure_floor
 from .measurement import Measurement
@@ -33,6 +34,7 @@ class Plan:
     seed: int
     repeat: int  # each measurement this many times, on fresh data; the best one counts
     side_bets: float  # the share of bets that are side bets
+    prefill: int = 0  # settled bets of the past beside the data set (benchmarks.settlement.history)
 
 
 def run(plan: Plan, *, force: bool, say) -> None:
@@ -47,29 +49,41 @@ def run(plan: Plan, *, force: bool, say) -> None:
         f"{plan.accounts} accounts; PostgreSQL {version}, database {connection.settings_dict['NAME']}; "
         f"worker batches of {plan.batch_rounds} rounds")
 
-    first = None
+    first = data.build(plan.bets, shape, say)
+    say(f"data set: {first.bets} bets ({first.side_bets} side bets) in {first.rounds} rounds, "
+        f"{first.accounts} accounts, staked {first.staked}, to pay {first.to_pay} on {first.paid_bets} bets")
+    if plan.prefill:
+        history.write(plan.prefill, say)
+
+    def fresh() -> None:
+        """The data set as first built (with the history, a copy of it), before each measurement."""
+        if plan.prefill:
+            history.restore()
+        else:
+            data.same(first, data.build(plan.bets, shape, say))
+
     floors, naives, runs = [], [], {}
-    # (a), (b) and (c) in turn, repeat times: a busy spell on the machine then hits all three.
-    for _ in range(plan.repeat):
-        fresh = data.build(plan.bets, shape, say)
-        if first is None:
-            first = fresh
-            say(f"data set: {first.bets} bets ({first.side_bets} side bets) in {first.rounds} rounds, "
-                f"{first.accounts} accounts, staked {first.staked}, to pay {first.to_pay} on {first.paid_bets} bets")
-        data.same(first, fresh)
-        floor = measure_floor(plan.bets)
-        floor.problems = verify(expect_all=True, data=first)
-        floors.append(floor)
-        say(f"(a) floor: {plan.bets} bets in {floor.seconds:.3f} s{cpu(floor)}; check: {ok(floor.problems)}")
+    with history.kept(say) if plan.prefill else nullcontext():
+        # (a), (b) and (c) in turn, repeat times: a busy spell on the machine then hits all three.
+        for repeat in range(plan.repeat):
+            if repeat or plan.prefill:
+                fresh()
+            floor = measure_floor(plan.bets)
+            floor.problems = verify(expect_all=True, data=first)
+            floors.append(floor)
+            say(f"(a) floor: {plan.bets} bets in {floor.seconds:.3f} s{cpu(floor)}; check: {ok(floor.problems)}")
 
-        data.same(first, data.build(plan.bets, shape, say))
-        naive = measure_naive(plan.naive_sample, plan.bets_per_round)
-        naive.problems = verify(expect_all=False, data=first)
-        naives.append(naive)
-        say(f"(b) naive: {naive.bets} bets in {naive.seconds:.3f} s{cpu(naive)}; check: {ok(naive.problems)}")
+            fresh()
+            naive = measure_naive(plan.naive_sample, plan.bets_per_round)
+            naive.problems = verify(expect_all=False, data=first)
+            naives.append(naive)
+            say(f"(b) naive: {naive.bets} bets in {naive.seconds:.3f} s{cpu(naive)}; check: {ok(naive.problems)}")
 
-        data.same(first, data.build(plan.bets, shape, say))
-        runs.setdefault(plan.bets, []).append(_worker_checked(plan, plan.bets, first, say))
+            fresh()
+            runs.setdefault(plan.bets, []).append(_worker_checked(plan, plan.bets, first, say))
+        if plan.prefill:
+            say(f"(measured beside {history.size():,} settled bets of history, as the last copy holds them)")
+    # At the other sizes, on data of their own: without the history, which their builds wipe.
     for size in plan.memory_sizes:
         if size != plan.bets:
             runs.setdefault(size, []).append(_worker_checked(plan, size, data.build(size, shape, say), say))

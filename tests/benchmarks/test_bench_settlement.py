@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
 
-from benchmarks.database import drop_database, server_connection
+from benchmarks.database import database_exists, drop_database, server_connection
 from benchmarks.settlement import data
 from benchmarks.settlement.check import verify
 from dbutils.postgresql import urls as database_urls
@@ -80,6 +80,35 @@ def test_small_run_prints_every_figure_and_exactly_once_ok(postgres, redis_url):
         assert re.search(rf"{size} bets: peak {number} MB \(idle {number} MB", output), output
     assert "floor check: OK; naive check: OK" in output
     assert "exactly once: OK" in output
+
+
+@pytest.mark.services
+def test_small_run_beside_history_measures_copies_of_one_database(postgres, redis_url):
+    """--prefill: the history is written once, each measurement runs on a copy holding it, the
+    checks count the data set's rows alone, and the template is gone when the run ends."""
+    params = app_role.owner_settings()
+    database_url = database_urls.to_url(params, name=BENCH_DATABASE)
+    broker = f"{redis_url.rsplit('/', 1)[0]}/{BENCH_BROKER_DB}"
+    _drop(params)
+    try:
+        result = subprocess.run(
+            [sys.executable, "manage.py", "bench_settlement", "--bets", "1000", "--bets-per-round", "20",
+             "--accounts", "30", "--naive-sample", "100", "--memory-sizes", "500,1000", "--prefill", "3000",
+             "--broker", broker],
+            cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=600,
+            env={**os.environ, "DATABASE_URL": database_url},
+        )
+        with server_connection(params, autocommit=True) as maintenance:
+            template_left = database_exists(maintenance, f"{BENCH_DATABASE}_template")
+    finally:
+        _drop(params)
+        redis.Redis.from_url(broker).flushdb()
+    output = result.stdout
+    assert result.returncode == 0, output + result.stderr
+    assert "prefilled 3,000 bets and 6,000 ledger entries" in output, output
+    assert output.count("; check: OK") == 4, output  # floor, naive, worker at 1,000 bets and at 500
+    assert "(measured beside 3,000 settled bets of history, as the last copy holds them)" in output, output
+    assert "exactly once: OK" in output and not template_left
 
 
 # Wrong settlements of one side bet, each as a settlement with a bug would write it: (what, the

@@ -32,6 +32,12 @@ manage.py migrate; then the command above). The worker runs with --pool=solo, a 
 whose /proc/<pid>/status holds its peak memory; SETTLEMENT_BATCH_ROUNDS in the environment (or
 --batch-rounds) sets the size of its batches. On a busy machine, --repeat 3 compares the best of
 three runs of each.
+
+--prefill N measures (a), (b) and (c) beside N settled bets of the past, on a game and accounts of
+their own (benchmarks.settlement.history): the data set is built once, the history written beside
+it, and each measurement starts from a copy of that database (<name>_template while the run lasts;
+the database user must be allowed to create databases). The worker's memory at the other sizes is
+measured without the history.
 """
 
 
@@ -77,6 +83,8 @@ class Command(BaseCommand):
                             help="measure (a), (b) and (c) this many times each, on fresh data every time, and "
                                  "compare the best of each: on a busy machine one run can be disturbed "
                                  "(default 1)")
+        parser.add_argument("--prefill", type=int, default=0, metavar="BETS",
+                            help="settled bets of the past beside the data set, written once (default 0: none)")
         parser.add_argument("--force", action="store_true",
                             help="run on a database whose name does not end in 'bench' (its data is WIPED)")
 
@@ -85,6 +93,8 @@ class Command(BaseCommand):
         if min(options[name] for name in counts) < 1:
             raise CommandError("--bets, --bets-per-round, --accounts, --workers, --naive-sample and --repeat "
                                "must be at least 1.")
+        if options["prefill"] < 0:
+            raise CommandError("--prefill is a number of bets, 0 or more.")
         if not 0 <= options["side_bets"] <= 1:
             raise CommandError("--side-bets is a share of the bets, from 0 to 1 (e.g. 0.2).")
         plan = Plan(
@@ -92,7 +102,7 @@ class Command(BaseCommand):
             workers=options["workers"], naive_sample=options["naive_sample"],
             memory_sizes=memory_sizes(options["memory_sizes"], options["bets"]), broker=options["broker"],
             batch_rounds=options["batch_rounds"] or settings.SETTLEMENT_BATCH_ROUNDS, seed=options["seed"],
-            repeat=options["repeat"], side_bets=options["side_bets"],
+            repeat=options["repeat"], side_bets=options["side_bets"], prefill=options["prefill"],
         )
         run(plan, force=options["force"], say=self.say)
 
