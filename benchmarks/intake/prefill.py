@@ -7,7 +7,9 @@ an empty table.
 Each bet is a push (its stake returned), so its two ledger entries cancel out, each written at its
 account's balance: the ledger still equals every balance, entry by entry. No audit events are
 written for them: the sequencer would take them on during the measurement and measure itself.
-Written set-based, a million bets a statement (each commits)."""
+Written set-based, a million bets a statement (each commits), with the bets' and ledger's foreign
+keys dropped meanwhile and checked once at the end: their deferred checks, a lookup per row through
+the partitioned bets at each commit, took nine tenths of the time (33 of 36 s for 100,000 bets)."""
 
 import time
 from datetime import timedelta
@@ -16,6 +18,7 @@ from decimal import Decimal
 from django.db import connection
 from django.utils import timezone
 
+from benchmarks.database import foreign_keys_checked_after
 from games import services
 from games.models import Bet, BetKey, Round, SeedPair
 from wallet.models import Account, LedgerEffect, LedgerEntry
@@ -75,13 +78,16 @@ def prefill(bets: int, *, client_id: int, accounts: tuple[int, int], say) -> Non
         cursor.execute(_ROUNDS, {"game": game.pk, "pair": pair, "rounds": rounds, "start": now - HISTORY,
                                  "step": HISTORY / max(rounds, 1)})
     first_round = Round.objects.filter(game=game).order_by("pk").values_list("pk", flat=True).first()
-    for first in range(0, bets, CHUNK_BETS):
-        with connection.cursor() as cursor:
-            cursor.execute(_BETS_AND_LEDGER, {
-                "first": first, "last": min(first + CHUNK_BETS, bets) - 1, "first_round": first_round,
-                "first_account": accounts[0], "accounts": accounts[1] - accounts[0] + 1, "client": client_id,
-                "stake": STAKE})
-        say(f"  prefill: {min(first + CHUNK_BETS, bets):,} of {bets:,} bets ({time.perf_counter() - started:.0f} s)")
+    with foreign_keys_checked_after(Bet._meta.db_table), foreign_keys_checked_after(LedgerEntry._meta.db_table):
+        for first in range(0, bets, CHUNK_BETS):
+            with connection.cursor() as cursor:
+                cursor.execute(_BETS_AND_LEDGER, {
+                    "first": first, "last": min(first + CHUNK_BETS, bets) - 1, "first_round": first_round,
+                    "first_account": accounts[0], "accounts": accounts[1] - accounts[0] + 1,
+                    "client": client_id, "stake": STAKE})
+            say(f"  prefill: {min(first + CHUNK_BETS, bets):,} of {bets:,} bets "
+                f"({time.perf_counter() - started:.0f} s)")
+        say(f"  prefill: checking the bets' and ledger's foreign keys ({time.perf_counter() - started:.0f} s)")
     with connection.cursor() as cursor:  # as autovacuum would have: the visibility map and statistics
         for model in (Round, Bet, BetKey, LedgerEntry, LedgerEffect):
             cursor.execute(f"VACUUM (ANALYZE) {model._meta.db_table}")

@@ -2,36 +2,19 @@
 in one ``INSERT … SELECT`` over the rounds already written (rounds.py)."""
 
 import json
-from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from django.db import connection
 from django.utils import timezone
 
+from benchmarks.database import foreign_keys_checked_after
 from benchmarks.expected import expected_payout_sql, expected_status_sql
-from dbutils.partitions import month_id_sql, own_foreign_keys
+from dbutils.partitions import month_id_sql
 
 from .games import CHANGES
 
 BATCH_ROUNDS = 200
 BATCH_WORKERS = 4
-
-
-@contextmanager
-def foreign_keys_checked_after(table: str):
-    """A bulk load's foreign keys checked once, after it, as PostgreSQL's "Populating a Database"
-    advises: dropped, then added again, which checks each by one join instead of a lookup per row
-    (10 million ledger entries' deferred checks through the partitioned bets took most of an hour)."""
-    with connection.cursor() as cursor:
-        keys = own_foreign_keys(cursor, table)
-        for name, _definition in keys:
-            cursor.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            for name, definition in keys:
-                cursor.execute(f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}')
 
 
 def insert_accounts_and_bets(*, accounts: int, bets: int, rounds: int, client_id: int, start: datetime) -> None:

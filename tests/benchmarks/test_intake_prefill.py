@@ -4,10 +4,12 @@ equal to every balance, and no audit event for the sequencer to take on during t
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 from django.db.models import Count, Sum
 
 from audit.models import AuditEvent
 from benchmarks.intake import data, prefill
+from dbutils.partitions import own_foreign_keys
 from games.choices import BetStatus, RoundStatus
 from games.models import Bet, BetKey, Round
 from wallet import services as wallet_services
@@ -15,6 +17,11 @@ from wallet.models import Account, LedgerEffect, LedgerEntry
 from wallet.selectors import account_ledger_discrepancies
 
 pytestmark = pytest.mark.owner  # VACUUM, as the tables' owner
+
+
+def foreign_keys() -> dict:
+    with connection.cursor() as cursor:
+        return {model: sorted(own_foreign_keys(cursor, model._meta.db_table)) for model in (Bet, LedgerEntry)}
 
 
 @pytest.fixture
@@ -30,7 +37,9 @@ def test_prefill_writes_settled_history_that_keeps_the_ledger_equal(postgres, sm
     # An account whose balance moved before the history (as the empty tables' bets move them).
     wallet_services.account_adjust(external_id=accounts[0], actor="system:test", amount="-3.00", reason="before")
 
+    keys = foreign_keys()
     prefill.prefill(1001, client_id=client.pk, accounts=data.account_id_range(), say=said.append)
+    assert foreign_keys() == keys and len(keys[Bet]) == 3 and len(keys[LedgerEntry]) == 2  # dropped, then back
 
     bets = Bet.objects.filter(round__game__slug="bench-history")
     assert bets.count() == 1001 and set(bets.values_list("status", flat=True)) == {BetStatus.PUSH}
@@ -46,4 +55,4 @@ def test_prefill_writes_settled_history_that_keeps_the_ledger_equal(postgres, sm
     for account in Account.objects.filter(external_id__in=accounts):  # entry by entry, in id order
         assert account_ledger_discrepancies(account=account) == [], account.external_id
     assert not AuditEvent.objects.filter(object_type="bet").exists()
-    assert said[-1].startswith("prefilled 1,001 bets") and len(said) == 4
+    assert said[-1].startswith("prefilled 1,001 bets") and len(said) == 5
