@@ -40,6 +40,8 @@ RECOVERY_CODES = 10
 LOG_IN, STEP_UP, ENROLMENT = "log_in", "step_up", "enrolment"
 # What became of it.
 SUCCEEDED, RECOVERY_CODE, WRONG_CODE, REFUSED_LOCKED = "succeeded", "recovery_code", "wrong_code", "refused_locked"
+# The enrolment this code was for was confirmed meanwhile, by another tab (not a wrong code).
+ENROLLED_MEANWHILE = "enrolled_meanwhile"
 
 LOCKED_MESSAGE = ("Too many wrong codes: this person's second factor is locked for {minutes} minutes. "
                   "An administrator can unlock it.")
@@ -159,13 +161,15 @@ def _wrong(request, purpose: str, attempt: int) -> str:
 
 def confirm_enrolment(request, code) -> list | str:
     """The first code of the enrolment's device: the recovery codes (the device is confirmed and the
-    session verified, and stays signed in), or WRONG_CODE / REFUSED_LOCKED."""
+    session verified, and stays signed in), or WRONG_CODE / REFUSED_LOCKED / ENROLLED_MEANWHILE."""
     user = request.user
     if (attempt := _attempt(request, ENROLMENT)) is None:
         return REFUSED_LOCKED
     with transaction.atomic():
         lock_person(user)
         device = TOTPDevice.objects.filter(user=user, confirmed=False).order_by("pk").first()
+        if device is None and is_enrolled(user):
+            return ENROLLED_MEANWHILE
         code = _normalised(code)
         if device is None or not (code.isascii() and code.isdigit()) or not device.verify_token(code):
             return _wrong(request, ENROLMENT, attempt)
@@ -188,6 +192,7 @@ def verify(request, code, purpose: str) -> str:
     code = _normalised(code)
     with transaction.atomic():
         # Locked: two requests with one code cannot both pass (django-otp keeps the last time step used).
+        lock_person(user)
         totp = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=True).first()
         recovery = StaticDevice.objects.select_for_update().filter(user=user, confirmed=True).first()
         # ASCII digits only: Python (and django-otp) would read other scripts' digits as the same number.

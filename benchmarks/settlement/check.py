@@ -4,7 +4,8 @@ from django.db import connection
 
 from .data import OF_THE_DATA_SET, PAYOUT_SQL, STATUS_SQL, T_ACCOUNT, T_BET, T_EVENTS, T_LEDGER, T_ROUND, DataSet
 
-# (what a non-zero count means, the query counting it), on the data set's rows only (not a history's)
+# (what a non-zero count means, the query counting it). The bets' checks count the data set's bets
+# only (a history's rounds have no events); every account and ledger entry is checked, a history's too.
 CHECKS = [
     ("bets of settled rounds still pending", f"""
         SELECT count(*) FROM {T_BET} AS b JOIN {T_ROUND} AS r ON r.id = b.round_id
@@ -21,24 +22,26 @@ CHECKS = [
     ("bets without exactly one PAYOUT entry of their payout (or with one they should not have)", f"""
         SELECT count(*) FROM {T_BET} AS b
         LEFT JOIN (SELECT bet_id, count(*) AS n, sum(amount) AS total FROM {T_LEDGER}
-                   WHERE kind = 'PAYOUT' AND {OF_THE_DATA_SET} GROUP BY bet_id) AS l ON l.bet_id = b.id
+                   WHERE kind = 'PAYOUT' AND bet_id IN (SELECT id FROM {T_BET} WHERE {OF_THE_DATA_SET})
+                   GROUP BY bet_id) AS l ON l.bet_id = b.id
         WHERE b.{OF_THE_DATA_SET}
           AND ((COALESCE(b.payout, 0) > 0 AND (l.n IS DISTINCT FROM 1 OR l.total <> b.payout))
                OR (COALESCE(b.payout, 0) = 0 AND l.n IS NOT NULL))"""),
     ("bets without exactly one STAKE entry", f"""
         SELECT count(*) FROM {T_BET} AS b
-        LEFT JOIN (SELECT bet_id, count(*) AS n FROM {T_LEDGER} WHERE kind = 'STAKE' AND {OF_THE_DATA_SET}
+        LEFT JOIN (SELECT bet_id, count(*) AS n FROM {T_LEDGER}
+                   WHERE kind = 'STAKE' AND bet_id IN (SELECT id FROM {T_BET} WHERE {OF_THE_DATA_SET})
                    GROUP BY bet_id) AS l ON l.bet_id = b.id
         WHERE b.{OF_THE_DATA_SET} AND l.n IS DISTINCT FROM 1"""),
     ("accounts whose balance differs from the sum of their ledger", f"""
         SELECT count(*) FROM {T_ACCOUNT} AS a
-        LEFT JOIN (SELECT account_id, sum(amount) AS total FROM {T_LEDGER} WHERE {OF_THE_DATA_SET}
-                   GROUP BY account_id) AS l ON l.account_id = a.id
-        WHERE a.balance <> COALESCE(l.total, 0) AND a.external_id LIKE 'bench-%'"""),
+        LEFT JOIN (SELECT account_id, sum(amount) AS total FROM {T_LEDGER} GROUP BY account_id) AS l
+            ON l.account_id = a.id
+        WHERE a.balance <> COALESCE(l.total, 0)"""),
     ("ledger entries whose balance_after is not the running sum", f"""
         SELECT count(*) FROM (
             SELECT balance_after, sum(amount) OVER (PARTITION BY account_id ORDER BY id) AS running
-            FROM {T_LEDGER} WHERE {OF_THE_DATA_SET}) AS l
+            FROM {T_LEDGER}) AS l
         WHERE balance_after <> running"""),
 ]
 

@@ -48,7 +48,7 @@ def size() -> int:
     """The settled bets of the history in the database now."""
     with connection.cursor() as cursor:
         cursor.execute(f"""SELECT count(*) FROM {T_BET}
-                           WHERE account_id IN (SELECT id FROM {T_ACCOUNT} WHERE external_id LIKE 'history-%%')""")
+                           WHERE account_id IN (SELECT id FROM {T_ACCOUNT} WHERE external_id LIKE 'history-%')""")
         return cursor.fetchone()[0]
 
 

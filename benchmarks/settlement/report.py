@@ -43,7 +43,7 @@ def _all_of(results: list) -> str:
     return "(best of " + ", ".join(f"{result.rate:,.0f}" for result in results) + ")"
 
 
-def report(data: DataSet, floors: list, naives: list, runs: dict, memory_sizes: list, say) -> None:
+def report(data: DataSet, floors: list, naives: list, runs: dict, memory_sizes: list, say, *, history: int = 0) -> None:
     """The best of each measurement side by side, the ratios against their targets, the worker's
     memory at every size, and the checks. ``runs`` maps a bet count to the worker runs at it."""
     bets = data.bets
@@ -81,7 +81,8 @@ def report(data: DataSet, floors: list, naives: list, runs: dict, memory_sizes: 
         idle = max(max(run.idle_kb) for run in size_runs)
         peak = max(max(run.peak_kb) for run in size_runs)
         largest = max(run.largest_batch for run in size_runs)
-        say(f"  {size:>9} bets: peak {megabytes(peak)} (idle {megabytes(idle)}, +{megabytes(peak - idle)} "
+        beside = f" (beside {history:,} bets of history)" if history and size == bets else ""
+        say(f"  {size:>9} bets{beside}: peak {megabytes(peak)} (idle {megabytes(idle)}, +{megabytes(peak - idle)} "
             f"while settling; {size_runs[0].batches} batches, largest {largest} bets)")
     say("")
     floor_problems = [problem for result in floors for problem in result.problems]

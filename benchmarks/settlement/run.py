@@ -88,7 +88,7 @@ def run(plan: Plan, *, force: bool, say) -> None:
         if size != plan.bets:
             runs.setdefault(size, []).append(_worker_checked(plan, size, data.build(size, shape, say), say))
 
-    report(first, floors, naives, runs, plan.memory_sizes, say)
+    report(first, floors, naives, runs, plan.memory_sizes, say, history=plan.prefill)
     say(f"(total run time {time.perf_counter() - started:.0f} s)")
     if any(run.problems for size_runs in runs.values() for run in size_runs):
         raise CommandError("exactly once: FAILED (see above)")

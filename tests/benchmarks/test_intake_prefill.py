@@ -4,10 +4,12 @@ equal to every balance, and no audit event for the sequencer to take on during t
 from decimal import Decimal
 
 import pytest
+from django.core.management import CommandError
 from django.db import connection
 from django.db.models import Count, Sum
 
 from audit.models import AuditEvent
+from benchmarks.database import refuse_missing_foreign_keys
 from benchmarks.intake import data, prefill
 from dbutils.partitions import own_foreign_keys
 from games.choices import BetStatus, RoundStatus
@@ -56,3 +58,13 @@ def test_prefill_writes_settled_history_that_keeps_the_ledger_equal(postgres, sm
         assert account_ledger_discrepancies(account=account) == [], account.external_id
     assert not AuditEvent.objects.filter(object_type="bet").exists()
     assert said[-1].startswith("prefilled 1,001 bets") and len(said) == 5
+
+
+def test_a_benchmark_refuses_a_database_whose_load_left_its_foreign_keys_dropped(postgres):
+    refuse_missing_foreign_keys()  # as migrated: every key there
+    with connection.cursor() as cursor:
+        name = next(name for name, definition in own_foreign_keys(cursor, LedgerEntry._meta.db_table)
+                    if "REFERENCES games_bet" in definition)
+        cursor.execute(f'ALTER TABLE {LedgerEntry._meta.db_table} DROP CONSTRAINT "{name}"')
+    with pytest.raises(CommandError, match="settlement_ledgerentry lacks the foreign keys of bet_id"):
+        refuse_missing_foreign_keys()
