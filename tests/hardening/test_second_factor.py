@@ -168,16 +168,22 @@ def test_the_second_factor_page_answers_a_hostile_code_with_a_form_error(adminis
     assert client.get("/admin/").status_code == 302  # still not verified
 
 
+def enrolling_tabs(user, count: int) -> list:
+    """``count`` sessions of ``user``, each signed in with the password and shown the enrolment."""
+    tabs = []
+    for _ in range(count):
+        client = Client()
+        client.post(reverse("admin:login"), {"username": user.username, "password": PASSWORD})
+        assert client.get("/admin/second-factor/").context["mode"] == "enrol"
+        tabs.append(client)
+    return tabs
+
+
 @pytest.mark.django_db(transaction=True)
 def test_one_enrolment_code_sent_at_once_enrols_once(postgres, operator):
     from django_otp.oath import TOTP
 
-    sessions = []
-    for _ in range(3):
-        client = Client()
-        client.post(reverse("admin:login"), {"username": operator.username, "password": PASSWORD})
-        assert client.get("/admin/second-factor/").context["mode"] == "enrol"
-        sessions.append(client)
+    sessions = enrolling_tabs(operator, 3)
     device = TOTPDevice.objects.get(user=operator, confirmed=False)
     code = f"{TOTP(device.bin_key).token():06d}"
     answers = together([lambda c=c: c.post("/admin/second-factor/", {"code": code}) for c in sessions])
@@ -197,12 +203,7 @@ def test_a_tab_whose_enrolment_another_tab_confirmed_meanwhile_asks_for_a_code(o
     """The interleaving behind the race above, made certain: this tab reads the person as not yet
     enrolled, and the other tab confirms the enrolment just after. No second enrolment device is
     made, the code is not counted as a wrong one, and this tab asks for a code, as at sign-in."""
-    tabs = []
-    for _ in range(2):
-        client = Client()
-        client.post(reverse("admin:login"), {"username": operator.username, "password": PASSWORD})
-        assert client.get("/admin/second-factor/").context["mode"] == "enrol"
-        tabs.append(client)
+    tabs = enrolling_tabs(operator, 2)
     code = totp_code(TOTPDevice.objects.get(user=operator, confirmed=False))
     is_enrolled = second_factor.is_enrolled
 
