@@ -1,4 +1,4 @@
-"""Reads of the settlement state, for the admin queue page and the API."""
+"""Reads of the settlement state, for the admin queue page and the API, and of a batch's bets."""
 
 from dataclasses import dataclass
 from datetime import datetime
@@ -8,11 +8,30 @@ from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
+from dbutils.plans import custom_plans
 from games.choices import BetStatus, RoundStatus
 from games.models import Bet, Round
+from games.selectors import bet_ids_placed
 from settlement.models import SettlementBatch
 
 RECENT_BATCHES = 20
+
+
+def pending_bets_of(round_ids, *, since: datetime, until: datetime) -> list:
+    """The PENDING bets of these rounds, in id order, as (id, round id, account id, bet type, stake,
+    multiplier, paytable); their rounds opened from ``since``, so only the bets' months placed from
+    then until ``until`` are read (games.selectors.bet_ids_placed).
+
+    Planned for its own ids, in the caller's transaction: a generic plan cannot see that the month's
+    range of ids holds millions of bets, and ANDed that whole range of the primary key with the
+    rounds' bets (measured beside 2 million bets of the month: 70 ms a batch of 200 rounds, 8 ms
+    planned for its own; bench_settlement --prefill)."""
+    with custom_plans():
+        return list(
+            Bet.objects.filter(bet_ids_placed(since=since, until=until), round_id__in=round_ids,
+                               status=BetStatus.PENDING)
+            .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier", "paytable")
+        )
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,7 @@ from games import locks
 from games.choices import STATUS_BY_SETTLEMENT_KIND, BetStatus, RoundStatus
 from games.engine import bet_settlement, result_from_labels, round_events
 from games.models import Bet, Round
-from games.selectors import bet_ids_placed
-from settlement import aggregates, writes
+from settlement import aggregates, selectors, writes
 from settlement.models import SettlementBatch
 from settlement.signals import batch_failed, held_bet_settled, rounds_settled, sweep_requested
 
@@ -270,11 +269,8 @@ def _settle_rounds(round_ids, limit: int, *, worker: str | None, claimed: list |
     # rounds dealt from, whose odds the aggregates weigh their bets by.
     times = Round.objects.filter(pk__in=outcome_by_round).aggregate(
         first=Min("opened_at"), now=Min(Now()), shoes=ArrayAgg("decks", distinct=True, order_by="decks"))
-    bets = list(
-        Bet.objects.filter(bet_ids_placed(since=min(times["first"], times["now"]), until=max(started, times["now"])),
-                           round_id__in=outcome_by_round, status=BetStatus.PENDING)
-        .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier", "paytable")
-    )
+    bets = selectors.pending_bets_of(outcome_by_round, since=min(times["first"], times["now"]),
+                                     until=max(started, times["now"]))
     balances = locks.lock_account_balances({bet[2] for bet in bets})
     with writes.plans_for_arrays(len(bets)):
         return _settle_claimed(bets, outcome_by_round, balances, started=started, shoes=times["shoes"],

@@ -45,8 +45,10 @@ EVENT = "e.events ->> b.bet_type"
 STATUS_SQL = expected_status_sql(event=EVENT)
 PAYOUT_SQL = expected_payout_sql(event=EVENT)
 
-# The data set's accounts, and so its bets and ledger entries: a history (--prefill) has its own.
-OF_THE_DATA_SET = f"account_id IN (SELECT id FROM {T_ACCOUNT} WHERE external_id LIKE 'bench-%')"
+# The data set's accounts are named with this prefix; a history (--prefill) has its own.
+ACCOUNT_PREFIX = "bench-"
+# The data set's accounts, and so its bets and ledger entries.
+OF_THE_DATA_SET = f"account_id IN (SELECT id FROM {T_ACCOUNT} WHERE starts_with(external_id, '{ACCOUNT_PREFIX}'))"
 
 # The multipliers in force: the operator changed the game halfway through the rounds, so the bets
 # of the second half carry other multipliers than those of the first (the bet's own one settles it).
@@ -219,9 +221,9 @@ def _insert_accounts_and_bets(cursor, bets: int, rounds: int, shape: Shape) -> N
     first_round = cursor.fetchone()[0]
     cursor.execute(
         f"""INSERT INTO {T_ACCOUNT} (external_id, currency, balance, created_at)
-            SELECT 'bench-' || lpad(i::text, 7, '0'), 'USD', 0, now()
+            SELECT %s || lpad(i::text, 7, '0'), 'USD', 0, now()
             FROM generate_series(1, %s) AS i ORDER BY i""",
-        [shape.accounts],
+        [ACCOUNT_PREFIX, shape.accounts],
     )
     cursor.execute(f"SELECT min(id) FROM {T_ACCOUNT}")
     first_account = cursor.fetchone()[0]

@@ -21,6 +21,7 @@ from benchmarks.intake.prefill import prefill
 from .data import T_ACCOUNT, T_BET, T_LEDGER, bench_client, checkpoint
 
 ACCOUNTS = 10_000
+ACCOUNT_PREFIX = "history-"  # the data set's are "bench-…" (data.ACCOUNT_PREFIX)
 # Enough for every push to be written at a balance above zero (each entry is one stake: 1.00).
 BALANCE = Decimal("1000.00")
 
@@ -30,9 +31,9 @@ def write(bets: int, say) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"""INSERT INTO {T_ACCOUNT} (external_id, currency, balance, created_at)
-                SELECT 'history-' || lpad(i::text, 7, '0'), 'USD', %s, now()
+                SELECT %s || lpad(i::text, 7, '0'), 'USD', %s, now()
                 FROM generate_series(1, %s) AS i ORDER BY i RETURNING id""",
-            [BALANCE, ACCOUNTS],
+            [ACCOUNT_PREFIX, BALANCE, ACCOUNTS],
         )
         ids = sorted(row[0] for row in cursor.fetchall())
         cursor.execute(
@@ -48,7 +49,8 @@ def size() -> int:
     """The settled bets of the history in the database now."""
     with connection.cursor() as cursor:
         cursor.execute(f"""SELECT count(*) FROM {T_BET}
-                           WHERE account_id IN (SELECT id FROM {T_ACCOUNT} WHERE external_id LIKE 'history-%')""")
+                           WHERE account_id IN (SELECT id FROM {T_ACCOUNT} WHERE starts_with(external_id, %s))""",
+                       [ACCOUNT_PREFIX])
         return cursor.fetchone()[0]
 
 
