@@ -141,18 +141,14 @@ def _minor_units(expression: str) -> str:
     return f"CAST(ROUND(({expression}) * b.per_unit) AS BIGINT)"
 
 
-def _currency_units_cte() -> str:
-    """``currency_units(currency, per_unit) AS (VALUES …)`` of the currencies without two places (ISO
-    4217's and the configured); a currency not listed has two."""
-    units = {code: places for code, places in {**ISO_4217, **configured()}.items() if places != 2}
-    rows = ", ".join(f"('{code}', CAST({10 ** places} AS BIGINT))" for code, places in sorted(units.items()))
-    return f"currency_units(currency, per_unit) AS (VALUES {rows})"
-
-
 def _game_units_cte() -> str:
     """``game_units(game_id, per_unit)``: the minor units per unit of every game's currency, one row a
-    game (MATERIALIZED: each bet is matched with a row computed once, not with every currency)."""
-    return (f"game_units(game_id, per_unit) AS MATERIALIZED (SELECT g.{_column(GameInstance, 'id')}, "
+    game (MATERIALIZED: each bet is matched with a row computed once, not with every currency), from
+    the currencies without two places (ISO 4217's and the configured); a currency not listed has two."""
+    units = {code: places for code, places in {**ISO_4217, **configured()}.items() if places != 2}
+    rows = ", ".join(f"('{code}', CAST({10 ** places} AS BIGINT))" for code, places in sorted(units.items()))
+    return (f"currency_units(currency, per_unit) AS (VALUES {rows}), "
+            f"game_units(game_id, per_unit) AS MATERIALIZED (SELECT g.{_column(GameInstance, 'id')}, "
             f"COALESCE(cu.per_unit, {CENTS_PER_UNIT}) FROM {_table(GameInstance)} g "
             f"LEFT JOIN currency_units cu ON cu.currency = g.{_column(GameInstance, 'currency')})")
 
@@ -297,7 +293,7 @@ def _bet_totals_select(round_ids, bet_ids=None, shoes=EVERY_SHOE) -> tuple[str, 
         JOIN shoe_odds c ON c.decks = b.decks AND c.bet_type = {b('bet_type')}
         GROUP BY 1, 2, 3"""
     params = [BetStatus.WON, BetStatus.LOST, BetStatus.PUSH, *where_params]
-    return f"WITH {_currency_units_cte()}, {_game_units_cte()}, {cte}", cte_params, select, params
+    return f"WITH {_game_units_cte()}, {cte}", cte_params, select, params
 
 
 def _round_totals_select(round_ids) -> tuple[str, list]:
