@@ -135,16 +135,17 @@ def minor_units_per_unit(currency: str) -> int:
 
 
 def _minor_units(expression: str) -> str:
-    """An amount of the bet's game's currency (b.per_unit, from _game_units_cte) in its minor units:
+    """An amount of the bet's game's currency (b.per_unit, from _game_units_ctes) in its minor units:
     exact for an amount at its currency's places; one stored before that rule (a yen stake of 100.50)
     is rounded half away from zero."""
     return f"CAST(ROUND(({expression}) * b.per_unit) AS BIGINT)"
 
 
-def _game_units_cte() -> str:
-    """``game_units(game_id, per_unit)``: the minor units per unit of every game's currency, one row a
-    game (MATERIALIZED: each bet is matched with a row computed once, not with every currency), from
-    the currencies without two places (ISO 4217's and the configured); a currency not listed has two."""
+def _game_units_ctes() -> str:
+    """Two CTEs: ``currency_units`` of the currencies without two places (ISO 4217's and the
+    configured; a currency not listed has two), and from it ``game_units(game_id, per_unit)``, the
+    minor units per unit of every game's currency, one row a game (MATERIALIZED: each bet is matched
+    with a row computed once, not with every currency)."""
     units = {code: places for code, places in {**ISO_4217, **configured()}.items() if places != 2}
     rows = ", ".join(f"('{code}', CAST({10 ** places} AS BIGINT))" for code, places in sorted(units.items()))
     return (f"currency_units(currency, per_unit) AS (VALUES {rows}), "
@@ -293,7 +294,7 @@ def _bet_totals_select(round_ids, bet_ids=None, shoes=EVERY_SHOE) -> tuple[str, 
         JOIN shoe_odds c ON c.decks = b.decks AND c.bet_type = {b('bet_type')}
         GROUP BY 1, 2, 3"""
     params = [BetStatus.WON, BetStatus.LOST, BetStatus.PUSH, *where_params]
-    return f"WITH {_game_units_cte()}, {cte}", cte_params, select, params
+    return f"WITH {_game_units_ctes()}, {cte}", cte_params, select, params
 
 
 def _round_totals_select(round_ids) -> tuple[str, list]:
