@@ -1,8 +1,47 @@
-"""Custom plans for a block of statements whose arrays and ranges vary by orders of magnitude."""
+"""Plans that see the values they depend on: bounds written into a statement, and custom plans for
+a block of statements whose arrays and ranges vary by orders of magnitude."""
 
 from contextlib import contextmanager
 
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import F, Lookup, Q
+
+
+class _LiteralBound(Lookup):
+    """``column <operator> N`` with the integer N written into the statement, not bound: every plan
+    of it sees N, a prepared statement's generic plan too (docs/decisions/0005-prepared-statements.md),
+    and prunes partitions when planned. For bounds that seldom change (a month's first id), so that
+    the statements they make stay few."""
+
+    operator = ""
+
+    def __init__(self, lhs, bound: int):
+        if isinstance(bound, bool) or not isinstance(bound, int):  # nothing but digits reaches the SQL
+            raise TypeError(f"A literal bound is an int, not {bound!r}.")
+        self.bound = bound
+        super().__init__(lhs, bound)
+
+    def as_sql(self, compiler, connection):
+        lhs, params = self.process_lhs(compiler, connection)
+        return f"{lhs} {self.operator} {self.bound}", params
+
+
+class _AtLeast(_LiteralBound):
+    lookup_name = "literal_gte"
+    operator = ">="
+
+
+class _Below(_LiteralBound):
+    lookup_name = "literal_lt"
+    operator = "<"
+
+
+def column_at_least(column: str, bound: int) -> Q:
+    return Q(_AtLeast(F(column), bound))
+
+
+def column_below(column: str, bound: int) -> Q:
+    return Q(_Below(F(column), bound))
 
 
 @contextmanager

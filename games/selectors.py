@@ -21,6 +21,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 
 from core.errors import Conflict
 from dbutils import partitions
+from dbutils.plans import column_at_least, column_below
 from dbutils.rows import row_loader
 from games.choices import GameStatus, RoundStatus
 from games.engine import (
@@ -378,17 +379,19 @@ def bet_ids_placed(*, since: datetime, until: datetime, using: str = DEFAULT_DB_
     """A filter on the bets' ids that keeps only the partitions that can hold the bets placed from
     ``since`` until ``until`` (those of rounds opened since ``since``, as a round takes bets only
     once open): the months between, and the legacy partition (the bets from before the table was
-    partitioned) only while its last bet was placed since ``since``. Constants, so that the planner
-    prunes every other partition."""
+    partitioned) only while its last bet was placed since ``since``. The bounds are written into the
+    statement (dbutils.plans): bound as parameters, a prepared statement's generic plan took a
+    month's range for a few rows, scanned all of it and sorted it for a page of 100 bets (418 ms
+    against 0.14 ms beside 2 million bets of the month), or ANDed it with a settlement batch's bets."""
     since, until = _utc_with_leeway(since, -CLOCK_LEEWAY), _utc_with_leeway(until, CLOCK_LEEWAY)
-    ids = Q(pk__gte=partitions.month_start_id(since))
+    ids = column_at_least("id", partitions.month_start_id(since))
     if (until.year, until.month) < (MAXYEAR, 12):  # December of the last year has no month after it
-        ids &= Q(pk__lt=partitions.month_start_id(partitions.next_month(until)))
+        ids &= column_below("id", partitions.month_start_id(partitions.next_month(until)))
     legacy_end = partitions.legacy_end(Bet._meta.db_table, using=using)
     last_legacy = Bet.objects.using(using).filter(pk__lt=legacy_end).order_by("-pk").values_list(
         "placed_at", flat=True).first()
     if last_legacy is not None and last_legacy >= since:
-        ids |= Q(pk__lt=legacy_end)
+        ids |= column_below("id", legacy_end)
     return ids
 
 

@@ -8,7 +8,6 @@ from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from dbutils.plans import custom_plans
 from games.choices import BetStatus, RoundStatus
 from games.models import Bet, Round
 from games.selectors import bet_ids_placed
@@ -20,17 +19,13 @@ RECENT_BATCHES = 20
 def pending_bets_of(round_ids, *, since: datetime, until: datetime, using: str = DEFAULT_DB_ALIAS) -> list:
     """The PENDING bets of these rounds, in id order, as (id, round id, account id, bet type, stake,
     multiplier, paytable); their rounds opened from ``since``, so only the bets' months placed from
-    then until ``until`` are read (games.selectors.bet_ids_placed).
-
-    Planned for its own ids, in the caller's transaction: a generic plan cannot see that the month's
-    range of ids holds millions of bets, and ANDed that whole range of the primary key with the
-    rounds' bets (beside 2 million bets of the month: 70-87 ms a batch of 200 rounds, against 8 ms
-    planned for its own; bench_settlement --prefill)."""
-    months = bet_ids_placed(since=since, until=until, using=using)  # its own reads keep their plans
-    bets = (Bet.objects.using(using).filter(months, round_id__in=round_ids, status=BetStatus.PENDING)
-            .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier", "paytable"))
-    with custom_plans(using):
-        return list(bets)
+    then until ``until`` are read (games.selectors.bet_ids_placed, whose bounds every plan sees)."""
+    return list(
+        Bet.objects.using(using)
+        .filter(bet_ids_placed(since=since, until=until, using=using), round_id__in=round_ids,
+                status=BetStatus.PENDING)
+        .order_by("pk").values_list("pk", "round_id", "account_id", "bet_type", "stake", "multiplier", "paytable")
+    )
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
-"""dbutils.plans.custom_plans: the block's statements planned for their own values, then the mode
-before it, inside the same transaction."""
+"""dbutils.plans: custom_plans, the block's statements planned for their own values, then the mode
+before it, inside the same transaction; and the bounds written into a statement as literals."""
 
 import pytest
 from django.db import connection, transaction
 
-from dbutils.plans import custom_plans
+from dbutils.plans import column_at_least, column_below, custom_plans
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,3 +59,18 @@ def test_the_mode_is_the_transactions_alone_even_when_the_block_is_left_by_a_cau
 def test_outside_a_transaction_it_refuses_rather_than_plan_nothing():
     with pytest.raises(RuntimeError, match="needs a transaction"), custom_plans():
         pass
+
+
+@pytest.mark.parametrize("bound", ["1; DROP TABLE games_bet", 1.5, True, None])
+def test_a_literal_bound_is_an_int_or_refused(bound):
+    with pytest.raises(TypeError, match="literal bound is an int"):
+        column_at_least("id", bound)
+
+
+def test_literal_bounds_are_written_into_the_statement_not_bound():
+    from games.models import Bet
+
+    statement, params = Bet.objects.filter(column_at_least("id", 10) & column_below("id", 20)).values("id") \
+        .query.sql_with_params()
+    assert '"games_bet"."id" >= 10 AND "games_bet"."id" < 20' in statement and params == (), statement
+    assert list(Bet.objects.filter(column_at_least("id", 10) & column_below("id", 20))) == []

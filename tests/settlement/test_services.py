@@ -226,32 +226,6 @@ class TestDealtRoundsLeftToTheSweep:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_batch_reads_its_bets_planned_for_their_own_ids(game, integration, funded_account):
-    # Prepared, the read got a generic plan that ANDed the whole month's range of ids with the
-    # rounds' bets: 70-87 ms a batch beside 2 million bets of the month, 8 ms planned for its own.
-    from django.db import connection
-
-    from settlement.receivers import dealt_rounds_left_to_the_sweep
-
-    funded_account("alice", "100.00")
-    with dealt_rounds_left_to_the_sweep():
-        round_ = open_round_with_bets(game, integration, [("alice", "PLAYER", "1.00")])
-    modes = []
-
-    def noting_the_plan_mode(execute, sql, params, many, context):
-        if sql.startswith("SELECT") and '"games_bet"."paytable"' in sql and '"games_bet"."round_id" IN' in sql:
-            with connection.cursor() as cursor:
-                cursor.execute("SHOW plan_cache_mode")
-                modes.append(cursor.fetchone()[0])
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(noting_the_plan_mode):
-        assert services.settlement_run(worker="w").bets == 1
-    assert modes == ["force_custom_plan"]
-    assert Round.objects.get(pk=round_.pk).status == "SETTLED"
-
-
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("threshold", "mode"), [(3, "force_custom_plan"), (4, "auto")])
 def test_a_large_batch_plans_its_statements_for_its_own_arrays(game, integration, funded_account, monkeypatch,
                                                                threshold, mode):
