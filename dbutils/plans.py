@@ -16,7 +16,7 @@ class _LiteralBound(Lookup):
     operator = ""
 
     def __init__(self, lhs, bound: int):
-        if isinstance(bound, bool) or not isinstance(bound, int):  # nothing but digits reaches the SQL
+        if type(bound) is not int:  # nothing but digits reaches the SQL (no bool, no subclass)
             raise TypeError(f"A literal bound is an int, not {bound!r}.")
         self.bound = bound
         super().__init__(lhs, bound)
@@ -37,11 +37,20 @@ class _Below(_LiteralBound):
 
 
 def column_at_least(column: str, bound: int) -> Q:
-    return Q(_AtLeast(F(column), bound))
+    """``column >= bound``, the bound written into the statement; a column of the queryset's own
+    model (an expression filter promotes no join)."""
+    return Q(_AtLeast(F(_own_column(column)), bound))
 
 
 def column_below(column: str, bound: int) -> Q:
-    return Q(_Below(F(column), bound))
+    """``column < bound``, as column_at_least."""
+    return Q(_Below(F(_own_column(column)), bound))
+
+
+def _own_column(column: str) -> str:
+    if "__" in column:
+        raise ValueError(f"{column!r}: a literal bound is on a column of the queryset's own model.")
+    return column
 
 
 @contextmanager

@@ -74,3 +74,13 @@ def test_literal_bounds_are_written_into_the_statement_not_bound():
         .query.sql_with_params()
     assert '"games_bet"."id" >= 10 AND "games_bet"."id" < 20' in statement and params == (), statement
     assert list(Bet.objects.filter(column_at_least("id", 10) & column_below("id", 20))) == []
+
+
+def test_literal_bounds_keep_their_alias_in_a_subquery_and_negated():
+    from games.models import Bet, Round
+
+    inner = Bet.objects.filter(column_at_least("id", 7)).values("round_id")
+    statement, params = Round.objects.filter(pk__in=inner).exclude(column_below("id", 3)).query.sql_with_params()
+    assert 'U0."id" >= 7' in statement and 'NOT ("games_round"."id" < 3)' in statement, statement
+    with pytest.raises(ValueError, match="own model"):
+        column_below("round__id", 3)

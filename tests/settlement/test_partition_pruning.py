@@ -87,15 +87,22 @@ def test_the_legacy_partition_is_read_only_for_rounds_opened_before_its_last_bet
 def generic_plan(statement: str, params) -> str:
     """EXPLAIN of ``statement`` (with its %s placeholders) as a prepared statement's generic plan:
     its parameters unseen, as PostgreSQL plans a statement psycopg has prepared (decision 0005)."""
-    parts = statement.split("%s")
-    numbered = parts[0] + "".join(f"${number}{part}" for number, part in enumerate(parts[1:], start=1))
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-        cursor.execute(f"PREPARE generic_probe AS {numbered}")
-        values = psql.SQL(", ").join(map(psql.Literal, params)).as_string(connection.connection)
-        cursor.execute(f"EXPLAIN EXECUTE generic_probe({values})")  # a utility statement: values, not parameters
-        plan = "\n".join(line for (line,) in cursor.fetchall())
-        cursor.execute("DEALLOCATE generic_probe")
+    numbers = iter(range(1, len(params) + 1))
+    numbered = re.sub(r"%(%|s)", lambda match: "%" if match.group(1) == "%" else f"${next(numbers)}", statement)
+    values = psql.SQL(", ").join(map(psql.Literal, params)).as_string(connection.connection)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            cursor.execute(f"PREPARE generic_probe AS {numbered}")
+            # A utility statement: its values written, not bound.
+            cursor.execute(f"EXPLAIN EXECUTE generic_probe({values})" if params else "EXPLAIN EXECUTE generic_probe")
+            plan = "\n".join(line for (line,) in cursor.fetchall())
+            transaction.set_rollback(True)  # the savepoint's rollback ends the mode with it
+    finally:  # the probe is the session's, whatever became of the savepoint
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE name = 'generic_probe'")
+            if cursor.fetchone()[0]:
+                cursor.execute("DEALLOCATE generic_probe")
     return plan
 
 
