@@ -26,7 +26,7 @@ from games.engine import (
 )
 from games.models import Bet, GameInstance, Round, SeedPair
 from settlement.models import SettlementBatch
-from wallet.models import Account, LedgerEntry
+from wallet.models import Account, LedgerEffect, LedgerEntry
 
 T_GAME = GameInstance._meta.db_table
 T_SEED = SeedPair._meta.db_table
@@ -34,6 +34,7 @@ T_ROUND = Round._meta.db_table
 T_BET = Bet._meta.db_table
 T_ACCOUNT = Account._meta.db_table
 T_LEDGER = LedgerEntry._meta.db_table
+T_EFFECT = LedgerEffect._meta.db_table  # each payout's one-effect row, as settlement writes it
 T_BATCH = SettlementBatch._meta.db_table
 # Every dealt round's events, {bet type: event} as the engine computes them when it deals the round
 # (games.engine.round_events): what the floor and the check pay side bets on, set-based. The
@@ -45,6 +46,8 @@ EVENT = "e.events ->> b.bet_type"
 STATUS_SQL = expected_status_sql(event=EVENT)
 PAYOUT_SQL = expected_payout_sql(event=EVENT)
 
+# The data set's game (a history, --prefill, plays another).
+GAME_SLUG = "bench-table"
 # The data set's accounts are named with this prefix; a history (--prefill) has its own.
 ACCOUNT_PREFIX = "bench-"
 # The data set's accounts, and so its bets and ledger entries.
@@ -149,14 +152,34 @@ def build(bets: int, shape: Shape, say) -> DataSet:
     return DataSet(count, rounds, shape.accounts, staked, to_pay, paid_bets, side_bets)
 
 
+def rows_digest() -> str:
+    """A digest of the data set's rows, every column of each: its game, seed pair and rounds, its
+    accounts, their bets, ledger entries and effects. Equal digests, the same rows."""
+    of_the_bets = f"bet_id IN (SELECT id FROM {T_BET} WHERE {OF_THE_DATA_SET})"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""WITH game AS (SELECT * FROM {T_GAME} WHERE slug = %s)
+                SELECT md5(string_agg(line, E'\\n' ORDER BY part, id, line)) FROM (
+                    SELECT 0 AS part, g.id, g::text AS line FROM game AS g
+                    UNION ALL SELECT 0, p.id, p::text FROM {T_SEED} AS p WHERE game_id = (SELECT id FROM game)
+                    UNION ALL SELECT 1, r.id, r::text FROM {T_ROUND} AS r WHERE game_id = (SELECT id FROM game)
+                    UNION ALL SELECT 2, a.id, a::text FROM {T_ACCOUNT} AS a WHERE starts_with(external_id, %s)
+                    UNION ALL SELECT 3, b.id, b::text FROM {T_BET} AS b WHERE {OF_THE_DATA_SET}
+                    UNION ALL SELECT 4, l.id, l::text FROM {T_LEDGER} AS l WHERE {OF_THE_DATA_SET}
+                    UNION ALL SELECT 5, e.bet_id, e::text FROM {T_EFFECT} AS e WHERE {of_the_bets}
+                ) AS rows""",
+            [GAME_SLUG, ACCOUNT_PREFIX])
+        return cursor.fetchone()[0]
+
+
 def _insert_game(cursor) -> int:
     cursor.execute(
         f"""INSERT INTO {T_GAME} (slug, name, status, decks, player_multiplier, banker_multiplier,
                 tie_multiplier, min_bet, max_bet, currency, side_bets, created_at, updated_at)
-            VALUES ('bench-table', 'Bench table', 'active', %s, %s, %s, %s, 1.00, 1000.00, 'USD', %s::jsonb,
+            VALUES (%s, 'Bench table', 'active', %s, %s, %s, %s, 1.00, 1000.00, 'USD', %s::jsonb,
                     now(), now())
             RETURNING id""",
-        [DECKS, MULTIPLIERS_AFTER["PLAYER"], MULTIPLIERS_AFTER["BANKER"], MULTIPLIERS_AFTER["TIE"],
+        [GAME_SLUG, DECKS, MULTIPLIERS_AFTER["PLAYER"], MULTIPLIERS_AFTER["BANKER"], MULTIPLIERS_AFTER["TIE"],
          json.dumps({name: paytable_as_json(paytable) for name, paytable in SIDE_PAYTABLES_AFTER.items()})],
     )
     return cursor.fetchone()[0]

@@ -8,13 +8,8 @@ import time
 
 from django.db import connection, transaction
 
-from wallet.models import LedgerEffect
-
-from .data import PAYOUT_SQL, STATUS_SQL, T_ACCOUNT, T_BET, T_EVENTS, T_LEDGER, T_ROUND
+from .data import PAYOUT_SQL, STATUS_SQL, T_ACCOUNT, T_BET, T_EFFECT, T_EVENTS, T_LEDGER, T_ROUND
 from .measurement import Measurement, backend_pid, cpu_seconds
-
-# Each payout also writes its one-effect row, as settlement does (wallet.models.LedgerEffect).
-T_EFFECT = LedgerEffect._meta.db_table
 
 FLOOR_SQL = f"""
 WITH settled_rounds AS (

@@ -3,27 +3,42 @@ hold ``bets`` settled bets of the past (benchmarks.intake.prefill: ten a round, 
 of their own over the last year, with their keys, ledger entries and effects), on accounts of their
 own (``history-…``), so that the worker's reads and writes go through indexes of that size.
 
-Writing them takes minutes a million, and every build wipes the tables, so they are written once:
-the data set is built, the history written beside it, and the database copied to a template
-(``<name>_template``). Each measurement then starts from a fresh copy of that template (CREATE
-DATABASE … TEMPLATE): the same rows, statistics and visibility map every time. The template is
-dropped at the end of the run."""
+Writing them takes minutes a million, and a build wipes the tables, so they are written once, beside
+the data set. Before each measurement the previous one's settlement of the data set is undone in
+place (``fresh``): no copy of the database, which at 50 million bets (57 GB) twice over would not
+fit where it runs. The data set's rows must then equal the build's, column by column, or the run
+stops."""
 
-from contextlib import contextmanager
 from decimal import Decimal
 
-from django.db import connection, connections
-from psycopg import sql
+from django.apps import apps
+from django.core.management.base import CommandError
+from django.db import connection, transaction
 
-from benchmarks.database import drop_database, server_connection
 from benchmarks.intake.prefill import prefill
+from games.choices import BetStatus, RoundStatus
+from wallet.choices import LedgerKind
 
-from .data import T_ACCOUNT, T_BET, T_LEDGER, bench_client, checkpoint
+from .data import (
+    GAME_SLUG,
+    OF_THE_DATA_SET,
+    T_ACCOUNT,
+    T_BET,
+    T_EFFECT,
+    T_GAME,
+    T_LEDGER,
+    T_ROUND,
+    bench_client,
+    checkpoint,
+    rows_digest,
+)
 
 ACCOUNTS = 10_000
 ACCOUNT_PREFIX = "history-"  # the data set's are "bench-…" (data.ACCOUNT_PREFIX)
 # Enough for every push to be written at a balance above zero (each entry is one stake: 1.00).
 BALANCE = Decimal("1000.00")
+# The append-only tables (audit.append_only) whose rows of the data set the undo deletes.
+APPEND_ONLY = [T_EFFECT, T_LEDGER]
 
 
 def write(bets: int, say) -> None:
@@ -54,41 +69,40 @@ def size() -> int:
         return cursor.fetchone()[0]
 
 
-@contextmanager
-def kept(say):
-    """Keep the database as it is now as the template of every measurement; drop it on the way out."""
-    template = _template()
-    _copy(connection.settings_dict["NAME"], template)
-    say(f"  (history kept in the template {template}: every measurement starts from a copy of it)")
-    try:
-        yield
-    finally:
-        connections.close_all()
-        with _maintenance() as maintenance:
-            drop_database(maintenance, template)
-
-
-def restore() -> None:
-    """The database again as the template holds it, its pages written out (as each build leaves it)."""
-    _copy(_template(), connection.settings_dict["NAME"])
+def fresh(built: str) -> None:
+    """The data set as built (``built``, its rows_digest then) beside the history, before a measurement;
+    its pages vacuumed and written out, as a build leaves them."""
+    _undo_settlement()
+    if (now := rows_digest()) != built:
+        raise CommandError(f"The data set's rows differ from the build's after its settlement was undone "
+                           f"(digest {now}, built {built}): a table the settlement writes is not undone.")
     with connection.cursor() as cursor:
         checkpoint(cursor)
 
 
-def _template() -> str:
-    return f"{connection.settings_dict['NAME']}_template"
-
-
-def _maintenance():
-    return server_connection(connection.settings_dict, autocommit=True)
-
-
-def _copy(source: str, target: str) -> None:
-    """``target`` dropped (closing any session on it) and created anew as a copy of ``source``: file
-    by file where the server can (PostgreSQL 15+), much faster than through the WAL for a big one."""
-    connections.close_all()
-    with _maintenance() as maintenance:
-        strategy = " STRATEGY = FILE_COPY" if maintenance.info.server_version >= 150000 else ""
-        drop_database(maintenance, target)
-        maintenance.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}" + strategy).format(
-            sql.Identifier(target), sql.Identifier(source)))
+def _undo_settlement() -> None:
+    """The history left as it is: every table the settlement writes and the history does not hold
+    emptied; the data set's payouts, effects, bets, rounds and balances set back as built."""
+    emptied = [model._meta.db_table for label in ("settlement", "audit")
+               for model in apps.get_app_config(label).get_models() if model._meta.managed and not model._meta.proxy]
+    with transaction.atomic(), connection.cursor() as cursor:
+        # No CASCADE: a table that refers to one of these and is not listed fails the statement
+        # rather than being emptied with them.
+        cursor.execute(f"TRUNCATE {', '.join(emptied)}")
+        for table in APPEND_ONLY:  # their triggers (audit.append_only) off until this transaction ends
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {table}_append_only")
+        cursor.execute(f"DELETE FROM {T_EFFECT} WHERE bet_id IN (SELECT id FROM {T_BET} WHERE {OF_THE_DATA_SET})")
+        cursor.execute(f"DELETE FROM {T_LEDGER} WHERE {OF_THE_DATA_SET} AND kind NOT IN (%s, %s)",
+                       [LedgerKind.ADJUSTMENT, LedgerKind.STAKE])
+        cursor.execute(f"""UPDATE {T_BET} SET status = %s, payout = NULL, settled_at = NULL, hold_reason = '',
+                               held_at = NULL
+                           WHERE {OF_THE_DATA_SET} AND status <> %s""", [BetStatus.PENDING, BetStatus.PENDING])
+        cursor.execute(f"""UPDATE {T_ROUND} SET status = %s, settled_at = NULL, settlement_failures = 0
+                           WHERE game_id = (SELECT id FROM {T_GAME} WHERE slug = %s) AND status <> %s""",
+                       [RoundStatus.DEALT, GAME_SLUG, RoundStatus.DEALT])
+        cursor.execute(f"""UPDATE {T_ACCOUNT} AS a SET balance = l.total
+                           FROM (SELECT account_id, sum(amount) AS total FROM {T_LEDGER} WHERE {OF_THE_DATA_SET}
+                                 GROUP BY account_id) AS l
+                           WHERE a.id = l.account_id AND a.balance <> l.total""")
+        for table in APPEND_ONLY:
+            cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER {table}_append_only")

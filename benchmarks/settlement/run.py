@@ -2,7 +2,6 @@
 worker's memory at every size, and the report."""
 
 import time
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 from django.core.management.base import CommandError
@@ -53,36 +52,36 @@ def run(plan: Plan, *, force: bool, say) -> None:
     say(f"data set: {first.bets} bets ({first.side_bets} side bets) in {first.rounds} rounds, "
         f"{first.accounts} accounts, staked {first.staked}, to pay {first.to_pay} on {first.paid_bets} bets")
     if plan.prefill:
+        built = data.rows_digest()
         history.write(plan.prefill, say)
 
     def fresh() -> None:
-        """The data set as first built (with the history, a copy of it), before each measurement."""
+        """The data set as first built, before each measurement (beside the history, undone in place)."""
         if plan.prefill:
-            history.restore()
+            history.fresh(built)
         else:
             data.same(first, data.build(plan.bets, shape, say))
 
     floors, naives, runs = [], [], {}
-    with history.kept(say) if plan.prefill else nullcontext():
-        # (a), (b) and (c) in turn, repeat times: a busy spell on the machine then hits all three.
-        for repeat in range(plan.repeat):
-            if repeat or plan.prefill:
-                fresh()
-            floor = measure_floor(plan.bets)
-            floor.problems = verify(expect_all=True, data=first)
-            floors.append(floor)
-            say(f"(a) floor: {plan.bets} bets in {floor.seconds:.3f} s{cpu(floor)}; check: {ok(floor.problems)}")
-
+    # (a), (b) and (c) in turn, repeat times: a busy spell on the machine then hits all three.
+    for repeat in range(plan.repeat):
+        if repeat or plan.prefill:
             fresh()
-            naive = measure_naive(plan.naive_sample, plan.bets_per_round)
-            naive.problems = verify(expect_all=False, data=first)
-            naives.append(naive)
-            say(f"(b) naive: {naive.bets} bets in {naive.seconds:.3f} s{cpu(naive)}; check: {ok(naive.problems)}")
+        floor = measure_floor(plan.bets)
+        floor.problems = verify(expect_all=True, data=first)
+        floors.append(floor)
+        say(f"(a) floor: {plan.bets} bets in {floor.seconds:.3f} s{cpu(floor)}; check: {ok(floor.problems)}")
 
-            fresh()
-            runs.setdefault(plan.bets, []).append(_worker_checked(plan, plan.bets, first, say))
-        if plan.prefill:
-            say(f"(measured beside {history.size():,} settled bets of history, as the last copy holds them)")
+        fresh()
+        naive = measure_naive(plan.naive_sample, plan.bets_per_round)
+        naive.problems = verify(expect_all=False, data=first)
+        naives.append(naive)
+        say(f"(b) naive: {naive.bets} bets in {naive.seconds:.3f} s{cpu(naive)}; check: {ok(naive.problems)}")
+
+        fresh()
+        runs.setdefault(plan.bets, []).append(_worker_checked(plan, plan.bets, first, say))
+    if plan.prefill:
+        say(f"(measured beside {history.size():,} settled bets of history, as the database holds them)")
     # At the other sizes, on data of their own: without the history, which their builds wipe.
     for size in plan.memory_sizes:
         if size != plan.bets:

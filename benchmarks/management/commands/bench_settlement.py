@@ -35,9 +35,9 @@ three runs of each.
 
 --prefill N measures (a), (b) and (c) beside N settled bets of the past, on a game and accounts of
 their own (benchmarks.settlement.history): the data set is built once, the history written beside
-it, and each measurement starts from a copy of that database (<name>_template while the run lasts;
-the database user must be allowed to create databases). The worker's memory at the other sizes is
-measured without the history.
+it, and before each measurement the last one's settlement of the data set is undone in place (its
+rows then equal the build's, or the run stops). The worker's memory at the other sizes is measured
+without the history.
 """
 
 
