@@ -11,7 +11,8 @@ class _LiteralBound(Lookup):
     """``column <operator> N`` with the integer N written into the statement, not bound: every plan
     of it sees N, a prepared statement's generic plan too (docs/decisions/0005-prepared-statements.md),
     and prunes partitions when planned. For bounds that seldom change (a month's first id), so that
-    the statements they make stay few."""
+    the statements they make stay few. An expression in a Q (column_at_least, column_below), never
+    registered on a field."""
 
     operator = ""
 
@@ -27,12 +28,10 @@ class _LiteralBound(Lookup):
 
 
 class _AtLeast(_LiteralBound):
-    lookup_name = "literal_gte"
     operator = ">="
 
 
 class _Below(_LiteralBound):
-    lookup_name = "literal_lt"
     operator = "<"
 
 
