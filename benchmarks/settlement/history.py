@@ -5,9 +5,10 @@ own (``history-…``), so that the worker's reads and writes go through indexes 
 
 Writing them takes minutes a million, and a build wipes the tables, so they are written once, beside
 the data set. Before each measurement the previous one's settlement of the data set is undone in
-place (``fresh``): no copy of the database, which at 50 million bets (57 GB) twice over would not
-fit where it runs. The data set's rows must then equal the build's, column by column, or the run
-stops."""
+place (``fresh``): no copy of the database, which at 50 million bets (about 58 GB) twice over would
+not fit where it runs. The data set's rows must then equal the build's, column by column, or the
+run stops. The history's bets, ledger, effects and accounts are left as they are; the audit log
+is emptied, the history game's creation event with it (nothing measured reads it)."""
 
 from decimal import Decimal
 
@@ -71,7 +72,7 @@ def size() -> int:
 
 def fresh(built: str) -> None:
     """The data set as built (``built``, its rows_digest then) beside the history, before a measurement;
-    its pages vacuumed and written out, as a build leaves them."""
+    then VACUUM ANALYZE and a checkpoint (data.checkpoint)."""
     _undo_settlement()
     if (now := rows_digest()) != built:
         raise CommandError(f"The data set's rows differ from the build's after its settlement was undone "
@@ -81,15 +82,16 @@ def fresh(built: str) -> None:
 
 
 def _undo_settlement() -> None:
-    """The history left as it is: every table the settlement writes and the history does not hold
-    emptied; the data set's payouts, effects, bets, rounds and balances set back as built."""
+    """The settlement and audit apps' tables emptied (the history writes no batch and no aggregate;
+    its game's creation event goes); the data set's payouts, effects, bets, rounds and balances set
+    back as built; the history's rows of the other tables left as they are."""
     emptied = [model._meta.db_table for label in ("settlement", "audit")
                for model in apps.get_app_config(label).get_models() if model._meta.managed and not model._meta.proxy]
     with transaction.atomic(), connection.cursor() as cursor:
         # No CASCADE: a table that refers to one of these and is not listed fails the statement
         # rather than being emptied with them.
         cursor.execute(f"TRUNCATE {', '.join(emptied)}")
-        for table in APPEND_ONLY:  # their triggers (audit.append_only) off until this transaction ends
+        for table in APPEND_ONLY:  # their triggers (audit.append_only) off until enabled below, in this transaction
             cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {table}_append_only")
         cursor.execute(f"DELETE FROM {T_EFFECT} WHERE bet_id IN (SELECT id FROM {T_BET} WHERE {OF_THE_DATA_SET})")
         cursor.execute(f"DELETE FROM {T_LEDGER} WHERE {OF_THE_DATA_SET} AND kind NOT IN (%s, %s)",

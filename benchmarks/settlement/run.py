@@ -54,6 +54,9 @@ def run(plan: Plan, *, force: bool, say) -> None:
     if plan.prefill:
         built = data.rows_digest()
         history.write(plan.prefill, say)
+        # Settled once untimed, so that every measurement, the first too, starts from a data set
+        # settled and undone (its pages as the undo leaves them), not the first from a fresh build.
+        measure_floor(plan.bets)
 
     def fresh() -> None:
         """The data set as first built, before each measurement (beside the history, undone in place)."""
