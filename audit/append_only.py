@@ -16,8 +16,13 @@ $$ LANGUAGE plpgsql;
 """
 
 
+def trigger_name(table: str) -> str:
+    """The trigger that keeps ``table`` append-only."""
+    return f"{table}_append_only"
+
+
 def _statements(table: str) -> tuple[list, list]:
-    trigger = f"{table}_append_only"
+    trigger = trigger_name(table)
     return (
         [_POSTGRES_FUNCTION,
          f"DROP TRIGGER IF EXISTS {trigger} ON {table};",

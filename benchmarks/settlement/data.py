@@ -94,9 +94,10 @@ class DataSet:
     side_bets: int
 
 
-def bench_tables() -> list:
-    """Every table of the apps holding games, money and their history: what each build wipes."""
-    return [model._meta.db_table for label in ("audit", "wallet", "games", "settlement")
+def bench_tables(labels=("audit", "wallet", "games", "settlement")) -> list:
+    """Every table of the apps ``labels``; by default those holding games, money and their history:
+    what each build wipes."""
+    return [model._meta.db_table for label in labels
             for model in apps.get_app_config(label).get_models()
             if model._meta.managed and not model._meta.proxy]
 

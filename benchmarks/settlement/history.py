@@ -12,10 +12,10 @@ is emptied, the history game's creation event with it (nothing measured reads it
 
 from decimal import Decimal
 
-from django.apps import apps
 from django.core.management.base import CommandError
 from django.db import connection, transaction
 
+from audit.append_only import trigger_name
 from benchmarks.intake.prefill import prefill
 from games.choices import BetStatus, RoundStatus
 from wallet.choices import LedgerKind
@@ -30,6 +30,7 @@ from .data import (
     T_LEDGER,
     T_ROUND,
     bench_client,
+    bench_tables,
     checkpoint,
     rows_digest,
 )
@@ -85,14 +86,13 @@ def _undo_settlement() -> None:
     """The settlement and audit apps' tables emptied (the history writes no batch and no aggregate;
     its game's creation event goes); the data set's payouts, effects, bets, rounds and balances set
     back as built; the history's rows of the other tables left as they are."""
-    emptied = [model._meta.db_table for label in ("settlement", "audit")
-               for model in apps.get_app_config(label).get_models() if model._meta.managed and not model._meta.proxy]
+    emptied = bench_tables(labels=("settlement", "audit"))
     with transaction.atomic(), connection.cursor() as cursor:
         # No CASCADE: a table that refers to one of these and is not listed fails the statement
         # rather than being emptied with them.
         cursor.execute(f"TRUNCATE {', '.join(emptied)}")
-        for table in APPEND_ONLY:  # their triggers (audit.append_only) off until enabled below, in this transaction
-            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {table}_append_only")
+        for table in APPEND_ONLY:  # their triggers off until enabled below, in this transaction
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER {trigger_name(table)}")
         cursor.execute(f"DELETE FROM {T_EFFECT} WHERE bet_id IN (SELECT id FROM {T_BET} WHERE {OF_THE_DATA_SET})")
         cursor.execute(f"DELETE FROM {T_LEDGER} WHERE {OF_THE_DATA_SET} AND kind NOT IN (%s, %s)",
                        [LedgerKind.ADJUSTMENT, LedgerKind.STAKE])
@@ -107,4 +107,4 @@ def _undo_settlement() -> None:
                                  GROUP BY account_id) AS l
                            WHERE a.id = l.account_id AND a.balance <> l.total""")
         for table in APPEND_ONLY:
-            cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER {table}_append_only")
+            cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER {trigger_name(table)}")

@@ -132,14 +132,6 @@ WRONG_SIDE_BETS = [
 ]
 
 
-@pytest.fixture
-def events_table():
-    """The benchmark's events table, which the test database's flush does not know of, dropped after."""
-    yield data.T_EVENTS
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE IF EXISTS {data.T_EVENTS}")
-
-
 @pytest.mark.owner  # the data builder truncates the tables and makes the events table, as the tables' owner
 def test_the_check_finds_a_wrong_side_bet_settlement(postgres, events_table):
     """On the benchmark's data, half of it side bets, settled by the product's sweep in this

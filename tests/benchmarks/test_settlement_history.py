@@ -13,14 +13,6 @@ from settlement.services import settlement_sweep
 pytestmark = pytest.mark.owner  # the builds truncate, VACUUM and make the events table, as the tables' owner
 
 
-@pytest.fixture
-def events_table():
-    """The benchmark's events table, which the test database's flush does not know of, dropped after."""
-    yield data.T_EVENTS
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP TABLE IF EXISTS {data.T_EVENTS}")
-
-
 def history_rows() -> dict:
     """The history's rows, every column: {table: (count, digest)} of its accounts, rounds, bets, bet
     keys, ledger entries and effects."""
