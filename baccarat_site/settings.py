@@ -122,6 +122,8 @@ MIDDLEWARE = [
     "audit.middleware.AuditRequestMiddleware",
     # After a write, its person reads the primary for a while (read-your-writes; only with replicas).
     "backoffice.replica_reads.RecentWriteMiddleware",
+    # A safe request's view plans its statements for their own values (lists with skewed filters).
+    "backoffice.read_plans.ReadsPlannedForTheirValuesMiddleware",
 ]
 
 ROOT_URLCONF = "baccarat_site.urls"

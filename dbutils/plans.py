@@ -1,7 +1,7 @@
-"""Plans that see the values they depend on: bounds written into a statement, and custom plans for
-a block of statements whose arrays and ranges vary by orders of magnitude."""
+"""Plans that see the values they depend on: bounds written into a statement, custom plans for a
+block of statements whose arrays and ranges vary by orders of magnitude, and reads never prepared."""
 
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import F, Lookup, Q
@@ -73,3 +73,28 @@ def custom_plans(using: str = DEFAULT_DB_ALIAS):
     yield
     with connections[using].cursor() as cursor:
         cursor.execute("SELECT set_config('plan_cache_mode', %s, true)", [before])
+
+
+@contextmanager
+def unprepared():
+    """No statement the block runs, on any database, is prepared or run as prepared: each is sent
+    with its values and planned for them (a custom plan). The switch is psycopg's, on the client
+    (``prepare_threshold`` None for the statement's run): it adds no statement, needs no transaction
+    and holds behind a pooler. For reads whose filters are skewed (an action, a ledger kind) or whose
+    bounds a generic plan cannot see: forced to generic plans, the admin's list of sign-in events
+    took 1,281 ms beside 2 million bets (docs/decisions/0005-prepared-statements.md). Statements
+    prepared before the block stay prepared for the statements after it."""
+    with ExitStack() as stack:
+        for alias in connections:
+            stack.enter_context(connections[alias].execute_wrapper(_run_unprepared))
+        yield
+
+
+def _run_unprepared(execute, sql, params, many, context):
+    driver = context["connection"].connection  # open: the statement's cursor is on it
+    before = driver.prepare_threshold
+    driver.prepare_threshold = None
+    try:
+        return execute(sql, params, many, context)
+    finally:
+        driver.prepare_threshold = before

@@ -9,6 +9,7 @@ import pytest
 import redis
 from django.contrib.auth.models import Group, User
 from django.core.cache import caches
+from django.db import connection
 from django.test import TransactionTestCase
 from django.urls import reverse
 from django_otp import DEVICE_ID_SESSION_KEY
@@ -313,3 +314,21 @@ def api_client_for(user, scopes=(Scope.WRITE,), **token_options) -> APIClient:
 def api_as():
     """api_as(user) is an API client authenticated by that user's token; api_as(None) is anonymous."""
     return api_client_for
+
+
+@pytest.fixture
+def prepared_at_first_run(db):
+    """This connection prepares every statement at its first run (psycopg's prepare_threshold 0)."""
+    connection.ensure_connection()
+    before = connection.connection.prepare_threshold
+    connection.connection.prepare_threshold = 0
+    yield
+    connection.connection.prepare_threshold = before
+
+
+def prepared_runs(marker: str) -> tuple[int, int]:
+    """The statements prepared on this connection whose text holds ``marker``, and their runs."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*), COALESCE(sum(generic_plans + custom_plans), 0) FROM pg_prepared_statements "
+                       "WHERE strpos(statement, %s) > 0", [marker])
+        return tuple(int(value) for value in cursor.fetchone())

@@ -52,6 +52,7 @@ class GameListView(ApiView):
 
 
 class GameDetailView(ApiView):
+    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
     required_permissions = {"GET": "games.view_gameinstance", "PATCH": "games.change_gameinstance"}
 
     @extend_schema(tags=["games"], summary="A game instance",
@@ -160,6 +161,7 @@ class RoundListView(ApiView):
 
 
 class RoundDetailView(ApiView):
+    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
     required_permissions = {"GET": "games.view_round"}
 
     @extend_schema(tags=["rounds"], summary="Recall a round: cards, hands, seeds and bets",
@@ -298,6 +300,7 @@ class BetListView(ApiView):
 
 
 class BetDetailView(ApiView):
+    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
     required_permissions = {"GET": "games.view_bet"}
 
     @extend_schema(tags=["bets"], summary="A bet", responses={200: s.BetSerializer, **READ_ERRORS, **NOT_FOUND})

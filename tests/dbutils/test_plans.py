@@ -1,10 +1,12 @@
 """dbutils.plans: custom_plans, the block's statements planned for their own values, then the mode
-before it, inside the same transaction; and the bounds written into a statement as literals."""
+before it, inside the same transaction; the bounds written into a statement as literals; and
+unprepared, a block whose statements psycopg neither prepares nor runs as prepared."""
 
 import pytest
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
-from dbutils.plans import column_at_least, column_below, custom_plans
+from dbutils.plans import column_at_least, column_below, custom_plans, unprepared
+from tests.conftest import prepared_runs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -84,3 +86,35 @@ def test_literal_bounds_keep_their_alias_in_a_subquery_and_negated():
     assert 'U0."id" >= 7' in statement and 'NOT ("games_round"."id" < 3)' in statement, statement
     with pytest.raises(ValueError, match="own model"):
         column_below("round__id", 3)
+
+
+def run(statement: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, ["WON"])
+
+
+PROBE = "SELECT count(*) AS unprepared_probe FROM games_bet WHERE status = %s"
+
+
+@pytest.mark.usefixtures("prepared_at_first_run")
+def test_unprepared_statements_are_neither_prepared_nor_run_as_prepared():
+    run(PROBE)
+    assert prepared_runs("unprepared_probe") == (1, 1)
+    with unprepared():
+        run(PROBE)  # prepared before the block: sent with its values instead
+        run(PROBE.replace("probe", "probe_two"))  # new: not prepared
+        assert connection.connection.prepare_threshold == 0  # switched for each statement's run alone
+    assert prepared_runs("unprepared_probe") == (1, 1)
+    run(PROBE)
+    assert prepared_runs("unprepared_probe") == (1, 2)
+    run(PROBE.replace("probe", "probe_two"))
+    assert prepared_runs("unprepared_probe_two") == (1, 1)
+
+
+@pytest.mark.usefixtures("prepared_at_first_run")
+def test_a_statement_that_fails_in_the_block_leaves_the_connection_preparing():
+    with pytest.raises(DatabaseError), transaction.atomic(), unprepared():
+        run("SELECT count(*) AS unprepared_failure FROM no_such_table WHERE status = %s")
+    assert connection.connection.prepare_threshold == 0
+    run(PROBE.replace("probe", "probe_after_failure"))
+    assert prepared_runs("unprepared_probe_after_failure") == (1, 1)

@@ -31,6 +31,7 @@ class AccountListView(ApiView):
 
 
 class AccountDetailView(ApiView):
+    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
     required_permissions = {"GET": "wallet.view_account"}
 
     @extend_schema(tags=["accounts"], summary="An account and its balance",
