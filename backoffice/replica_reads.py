@@ -20,10 +20,10 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS, connections
+from rest_framework.permissions import SAFE_METHODS
 
 from dbutils import replicas
 
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 COOKIE = "recent_write"
 _SALT = "backoffice.replica_reads"
 _MARK_LIMIT = 10_000

@@ -83,7 +83,8 @@ def unprepared():
     and holds behind a pooler. For reads whose filters are skewed (an action, a ledger kind) or whose
     bounds a generic plan cannot see: forced to generic plans, the admin's list of sign-in events
     took 1,281 ms beside 2 million bets (docs/decisions/0005-prepared-statements.md). Statements
-    prepared before the block stay prepared for the statements after it."""
+    prepared before the block stay prepared for the statements after it. Not for a block that runs
+    DISCARD ALL or DEALLOCATE ALL: psycopg, not preparing, would not see the server forget them."""
     with ExitStack() as stack:
         for alias in connections:
             stack.enter_context(connections[alias].execute_wrapper(_run_unprepared))
@@ -91,7 +92,9 @@ def unprepared():
 
 
 def _run_unprepared(execute, sql, params, many, context):
-    driver = context["connection"].connection  # open: the statement's cursor is on it
+    driver = getattr(context["cursor"].cursor, "connection", None)  # the statement's own connection
+    if not hasattr(driver, "prepare_threshold"):
+        return execute(sql, params, many, context)
     before = driver.prepare_threshold
     driver.prepare_threshold = None
     try:

@@ -320,10 +320,11 @@ def api_as():
 def prepared_at_first_run(db):
     """This connection prepares every statement at its first run (psycopg's prepare_threshold 0)."""
     connection.ensure_connection()
-    before = connection.connection.prepare_threshold
-    connection.connection.prepare_threshold = 0
+    driver = connection.connection
+    before = driver.prepare_threshold, driver.prepared_max
+    driver.prepare_threshold, driver.prepared_max = 0, None  # none forgotten while counted
     yield
-    connection.connection.prepare_threshold = before
+    driver.prepare_threshold, driver.prepared_max = before
 
 
 def prepared_runs(marker: str) -> tuple[int, int]:

@@ -93,6 +93,7 @@ def held_response(held: Held) -> Response:
 class ApiView(APIView):
     permission_classes = [RolePermission]
     required_permissions: dict = {}
+    prepared_reads = False  # True: its GET is a lookup by key, run prepared (backoffice.read_plans)
     pagination_class = CursorPagination
 
     def initial(self, request, *args, **kwargs):

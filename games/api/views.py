@@ -277,6 +277,7 @@ class RoundVoidView(ApiView):
 
 
 class RoundVerifyView(ApiView):
+    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
     required_permissions = {"GET": "games.verify_round"}
 
     @extend_schema(tags=["rounds"], summary="Recompute the round from its revealed seed and compare",
