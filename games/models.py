@@ -403,7 +403,8 @@ class Round(models.Model):
         indexes = [
             models.Index(fields=["status", "dealt_at"], name="round_status_dealt_idx"),
             models.Index(fields=["status", "id"], name="round_status_id_idx"),
-            models.Index(fields=["game", "-opened_at"], name="round_game_opened_idx"),
+            # A game's rounds, newest first: read backwards (ascending, it is appended to, so packed).
+            models.Index(fields=["game", "opened_at"], name="round_game_opened_at_idx"),
             # The admin's round filters: the shoe sizes played by a loose index scan, and the first
             # 10,000 rounds of an outcome counted from the index alone.
             models.Index(fields=["decks"], name="round_decks_filter_idx"),
@@ -491,7 +492,8 @@ class Bet(models.Model):
         indexes = [
             models.Index(fields=["round", "status"], name="bet_round_status_idx"),
             models.Index(fields=["account", "-id"], name="bet_account_idx"),
-            models.Index(fields=["status", "-id"], name="bet_status_idx"),
+            # Ascending, so appended to and packed (wallet's ledger_kind_id_idx); read backwards.
+            models.Index(fields=["status", "id"], name="bet_status_id_idx"),
             # The admin's search by key (BetKey's primary key leads with the client).
             models.Index(fields=["idempotency_key"], name="bet_idempotency_key_idx"),
         ]

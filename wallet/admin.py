@@ -239,7 +239,7 @@ class LedgerEntryAdmin(ShowsBetIds, ReadOnlyAdmin):
     def search_arms(self, request, term):
         return [
             Q(account_id__in=matching_ids(Account.objects.filter(external_id=term))),
-            Q(kind=LedgerKind.ADJUSTMENT, reason__icontains=term),  # on ledger_kind_idx
+            Q(kind=LedgerKind.ADJUSTMENT, reason__icontains=term),  # on ledger_kind_id_idx
         ]
 
     @admin.display(description="bet", ordering="bet_id")

@@ -74,8 +74,10 @@ class LedgerEntry(models.Model):
             # A bet's entries (not unique: LedgerEffect holds the one-effect rule).
             models.Index(fields=["bet_id", "kind"], name="ledger_bet_kind_idx"),
             models.Index(fields=["account", "-id"], name="ledger_account_idx"),
-            # The admin's filter by kind, newest first (adjustments are rare among a million entries).
-            models.Index(fields=["kind", "-id"], name="ledger_kind_idx"),
+            # The admin's filter by kind, newest first (adjustments are rare among a million entries):
+            # read backwards. Ascending, as every index led by a few values and ending in a growing
+            # column: PostgreSQL packs the pages of one it appends to, not of one it prepends to.
+            models.Index(fields=["kind", "id"], name="ledger_kind_id_idx"),
             # An account's adjustments over the four-eyes window (approvals.actions), adjustments only.
             models.Index(fields=["account", "created_at"], name="ledger_adjustment_window_idx",
                          condition=Q(kind=LedgerKind.ADJUSTMENT)),
