@@ -44,6 +44,7 @@ class AuditAction(models.TextChoices):
     PERIODIC_TASK_CHANGED = "periodic_task.changed", "Periodic task changed"
     PARTITIONS_ARCHIVED = "partitions.archived", "Months archived (their manifests)"
     PARTITIONS_RESTORED = "partitions.restored", "Archived months restored"
+    PARTITION_COMPACTED = "partitions.compacted", "A closed month's indexes built again, packed"
     LOGGED_IN = "auth.logged_in", "Logged in"
     TOKEN_REFUSED = "auth.token_refused", "API token refused"
     TOKEN_CREATED = "auth.token_created", "API token made"

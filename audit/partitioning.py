@@ -1,5 +1,5 @@
 """Partition maintenance of the tables partitioned by month (dbutils.partitions), with the audit
-trail vouching for every archive: ``python manage.py partitions ensure | archive | restore``.
+trail vouching for every archive: ``python manage.py partitions ensure | compact | archive | restore``.
 
 Run as the tables' owner (the application role can neither attach nor detach). Nothing is ever
 deleted: an archived month is detached into the schema ``archived`` and written to a checked file.
@@ -22,7 +22,7 @@ from audit.models import AuditEvent, AuditLeaf
 from audit.sequencer import sequence_pending
 from audit.services import audit_record
 from core.errors import Conflict
-from dbutils import partitions
+from dbutils import index_rebuilds, partitions
 from dbutils.ddl_locks import LocksBusy
 
 # The tables partitioned by month, in archive order: a table before any table it references (the
@@ -39,7 +39,7 @@ PARTITIONED_TABLES = [
 ARCHIVE_HOLDS: dict = {}
 MONTHS_AHEAD = 2
 ACTOR = "system:partitions"
-ADVISORY_LOCK = 0x70617274  # "part": one archive or restore at a time
+ADVISORY_LOCK = 0x70617274  # "part": one archive, restore or compaction at a time
 
 
 def months_before(today: date, months: int) -> date:
@@ -74,6 +74,30 @@ def months_ahead(table: str, *, today: date | None = None, using: str = DEFAULT_
     while month in present:
         ahead, month = ahead + 1, partitions.next_month(month)
     return ahead
+
+
+def partitions_compact(*, today: date | None = None, using: str = DEFAULT_DB_ALIAS) -> list:
+    """The indexes of every month of the partitioned tables that ended PARTITIONS_COMPACT_AFTER_DAYS
+    or more before ``today`` built again, packed (index_rebuilds.rebuild: writers go on), once: a
+    ``partitions.compacted`` event names each month done, with its index bytes before and after. What
+    those events say, as dicts."""
+    today = today or date.today()
+    done = set(AuditEvent.objects.using(using).filter(action=AuditAction.PARTITION_COMPACTED)
+               .values_list("object_id", flat=True))
+    compacted = []
+    with _one_at_a_time(using):
+        for table in PARTITIONED_TABLES:
+            for month, name in sorted(partitions.month_partitions(table, using=using).items()):
+                closed = (today - partitions.next_month(month)).days >= settings.PARTITIONS_COMPACT_AFTER_DAYS
+                if closed and name not in done:
+                    before, after = index_rebuilds.rebuild(name, using=using)
+                    facts = {"table": table, "month": f"{month:%Y-%m}", "index_bytes_before": before,
+                             "index_bytes_after": after}
+                    with transaction.atomic(using=using):
+                        audit_record(actor=ACTOR, action=AuditAction.PARTITION_COMPACTED, object_type="partition",
+                                     object_id=name, after=facts)
+                    compacted.append({"partition": name, **facts})
+    return compacted
 
 
 def _unsequenced_events_remain(before: date, using: str) -> bool:
@@ -129,7 +153,7 @@ def _one_at_a_time(using: str):
     with connections[using].cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [ADVISORY_LOCK])
         if not cursor.fetchone()[0]:
-            raise Conflict("partitions", "Another archive or restore is running: run this one after it.")
+            raise Conflict("partitions", "Another archive, restore or compaction is running: run this one after it.")
         try:
             yield
         finally:

@@ -215,13 +215,15 @@ for _number, _url in enumerate(env_list("REPLICA_DATABASE_URL"), start=1):
 # set (production: the owner's URL), else as the application does. The archive keeps
 # RETENTION_MONTHS_ONLINE months online (this one included) unless told --before; nothing is deleted.
 # The daily archive task writes the months past them into PARTITIONS_ARCHIVE_DIR, and is off (does
-# nothing) while it is empty.
+# nothing) while it is empty. The daily compaction builds again, packed, the indexes of each month
+# ended PARTITIONS_COMPACT_AFTER_DAYS ago (once a month: its late settlements are in by then).
 PARTITIONS_DATABASE = "default"
 if os.environ.get("PARTITIONS_DATABASE_URL"):
     PARTITIONS_DATABASE = "partitions"
     DATABASES["partitions"] = {**database_urls.parse(os.environ["PARTITIONS_DATABASE_URL"]), "CONN_MAX_AGE": 0}
 RETENTION_MONTHS_ONLINE = int(os.environ.get("RETENTION_MONTHS_ONLINE", "13"))
 PARTITIONS_ARCHIVE_DIR = os.environ.get("PARTITIONS_ARCHIVE_DIR", "")
+PARTITIONS_COMPACT_AFTER_DAYS = int(os.environ.get("PARTITIONS_COMPACT_AFTER_DAYS", "7"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # A user name is locked from an address after LOGIN_FAILURE_LIMIT failed log-ins from there, for

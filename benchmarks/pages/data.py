@@ -11,6 +11,7 @@ from django.utils import timezone
 from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from audit.partitioning import partitions_compact
 from backoffice import second_factor
 from backoffice.roles import Role
 from settlement import aggregates
@@ -35,7 +36,8 @@ class DataSize:
 
 def build(size: DataSize, say) -> None:
     """Users, games, rounds, bets, ledger, batches and audit events (sequenced, a head signed), then
-    the daily aggregates rebuilt from them and the tables vacuumed and analysed; each step's time is said."""
+    the daily aggregates rebuilt from them, the months closed compacted and the tables vacuumed and
+    analysed; each step's time is said."""
     timings = {}
     step = time.perf_counter()
 
@@ -72,6 +74,8 @@ def build(size: DataSize, say) -> None:
     lap("audit events sequenced, a head signed")
     counts = aggregates.rebuild()
     lap("daily aggregates rebuilt (" + ", ".join(f"{k} {v:,}" for k, v in counts.items()) + ")")
+    compacted = partitions_compact()  # as the daily task has done for the months closed
+    lap(f"{len(compacted)} partitions of the months closed compacted")
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     lap("VACUUM ANALYZE")

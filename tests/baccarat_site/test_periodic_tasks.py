@@ -23,6 +23,7 @@ EXPECTED = {
     "Webhook deliveries sweep": ("webhooks.sweep", 10),
     "Partitions of the months ahead": ("audit.partitions_ensure", 86400),
     "Archive of the months past retention": ("audit.partitions_archive", 86400),
+    "Compaction of the months closed": ("audit.partitions_compact", 86400),
 }
 
 

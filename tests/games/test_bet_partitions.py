@@ -284,14 +284,61 @@ def test_a_restore_that_fails_records_the_months_it_attached(last_month, game, i
     assert month_before_now() in attached(BETS) and month_before_now() not in attached(LEDGER)
 
 
-def test_one_archive_or_restore_at_a_time(last_month, tmp_path):
+def test_one_archive_restore_or_compaction_at_a_time(last_month, tmp_path):
     url = urls.to_url(app_role.owner_settings(), name=connection.settings_dict["NAME"])
     with psycopg.connect(url, autocommit=True) as other:  # another run's session holds the lock
         other.execute("SELECT pg_advisory_lock(%s)", [partitioning.ADVISORY_LOCK])
         with app_role.as_owner():
             for run_it in (lambda: partitioning.partitions_archive(before=month_now(), to=tmp_path),
-                           lambda: partitioning.partitions_restore(files=[])):
-                with pytest.raises(Conflict, match="Another archive or restore is running"):
+                           lambda: partitioning.partitions_restore(files=[]),
+                           lambda: partitioning.partitions_compact()):
+                with pytest.raises(Conflict, match="Another archive, restore or compaction is running"):
                     run_it()
     with app_role.as_owner():  # its session gone, the lock goes with it
         assert partitioning.partitions_restore(files=[]) == []
+
+
+def indexes_attached_and_valid(partition: str) -> list:
+    """(valid, attached to the parent's index) of each index of ``partition``."""
+    return run("SELECT i.indisvalid, EXISTS (SELECT FROM pg_inherits WHERE inhrelid = i.indexrelid) "
+               "FROM pg_index i WHERE i.indrelid = %s::regclass", [partition])
+
+
+def test_a_closed_month_is_compacted_once_with_every_row_and_index_kept(last_month, game, integration,
+                                                                        funded_account, settings):
+    account = funded_account("player-1", "100.00")
+    ids = last_month_bets(game, integration, account, ["WON", "LOST", "HELD", "WON"])
+    before = figures(account)
+    closed_on = partitions.next_month(last_month)  # its last day's bets settle for a few days more
+    with app_role.as_owner():
+        settings.PARTITIONS_COMPACT_AFTER_DAYS = 7
+        assert partitioning.partitions_compact(today=closed_on.replace(day=7)) == []
+        compacted = partitioning.partitions_compact(today=closed_on.replace(day=8))
+        names = [partitions.partition_name(table, last_month) for table in (LEDGER, BETS)]
+        assert [done["partition"] for done in compacted] == names  # not this month's: still written
+        assert all(done["index_bytes_after"] > 0 and done["index_bytes_before"] > 0 for done in compacted)
+        assert partitioning.partitions_compact(today=closed_on.replace(day=9)) == []  # once
+        for name in names:
+            assert indexes_attached_and_valid(name) and all(
+                valid and attached for valid, attached in indexes_attached_and_valid(name)), name
+    assert figures(account) == before
+    assert set(Bet.objects.filter(status="WON", id__in=ids).values_list("id", flat=True)) == {ids[0], ids[3]}
+    events = AuditEvent.objects.filter(action="partitions.compacted").order_by("id")
+    assert [(event.object_id, event.after["month"]) for event in events] == [(n, f"{last_month:%Y-%m}") for n in names]
+
+
+def test_the_compact_command_and_its_daily_task(last_month, settings):
+    from audit.tasks import compact_partitions
+
+    settings.PARTITIONS_COMPACT_AFTER_DAYS = 400  # last month closed fewer days ago than that
+    out = StringIO()
+    with app_role.as_owner():
+        call_command("partitions", "compact", stdout=out)
+        assert out.getvalue() == "no closed month left to compact\n"
+        settings.PARTITIONS_COMPACT_AFTER_DAYS = 0
+        call_command("partitions", "compact", stdout=out)
+        assert compact_partitions() == []  # done by the command
+    lines = out.getvalue().splitlines()[1:]
+    assert [line.split(":")[0] for line in lines] == [
+        f"compacted {partitions.partition_name(table, last_month)}" for table in (LEDGER, BETS)]
+    assert all(" MB, then " in line for line in lines)

@@ -1,4 +1,4 @@
-"""manage.py partitions ensure | archive | restore (audit.partitioning)."""
+"""manage.py partitions ensure | compact | archive | restore (audit.partitioning)."""
 
 from datetime import date
 from pathlib import Path
@@ -15,6 +15,9 @@ Partition maintenance of the tables partitioned by month, as the tables' owner (
 owner's DATABASE_URL, MIGRATION_DATABASE_URL in production):
 
   ensure                              this month's partitions and the next two's (writers go on)
+  compact                             build again, packed, the indexes of every month ended
+                                      PARTITIONS_COMPACT_AFTER_DAYS ago or more and not yet compacted
+                                      (writers go on); an audit event names each month
   archive --to DIR [--before DATE]    detach every whole month before DATE (default: all but the
                                       RETENTION_MONTHS_ONLINE months kept online) into DIR: a gzip
                                       COPY file and a manifest per month; an audit event carries the
@@ -39,6 +42,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True)
         actions.add_parser("ensure", help="make the partitions of this month and the next two")
+        actions.add_parser("compact", help="build the indexes of the closed months again, packed")
         archive = actions.add_parser("archive", help="detach whole months into files")
         archive.add_argument("--before", type=before_date, help="YYYY-MM-DD: every whole month before it")
         archive.add_argument("--to", required=True, metavar="DIR", help="where the files go")
@@ -57,6 +61,14 @@ class Command(BaseCommand):
     def _ensure(self, **options):
         made = partitioning.partitions_ensure()
         self.stdout.write(f"made {', '.join(made)}" if made else "every partition needed is there")
+
+    def _compact(self, **options):
+        compacted = partitioning.partitions_compact()
+        for done in compacted:
+            before, after = done["index_bytes_before"] / 2**20, done["index_bytes_after"] / 2**20
+            self.stdout.write(f"compacted {done['partition']}: its indexes {before:,.1f} MB, then {after:,.1f} MB")
+        if not compacted:
+            self.stdout.write("no closed month left to compact")
 
     def _archive(self, *, before, to, **options):
         before = before or partitioning.retention_start()
