@@ -5,8 +5,9 @@ statements.md), and PostgreSQL may then plan them once for any values. That suit
 and a lookup by key; it does not suit the back office's lists, whose filters are skewed (an audit
 action, a ledger kind) or bounded by values a generic plan cannot see. So the view of a safe request
 (GET, HEAD, OPTIONS) runs no statement prepared (``dbutils.plans.unprepared``), unless its view says
-that its reads are lookups by key that gain from preparing (``prepared_reads = True``: a game
-server's reads of its game, a round, a bet or an account). The middleware stands last, so that the
+that its reads are lookups by key that gain from preparing (``prepared_reads``: a game server's
+reads of its game, a round, a bet or an account, each a ``KeyLookupView``). An unsafe request
+passes straight through. The middleware stands last, so that the
 session and the user are read as before; a streaming response's body, read after the view, runs
 as it would without it.
 """
@@ -23,6 +24,8 @@ class ReadsPlannedForTheirValuesMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if request.method not in SAFE_METHODS:
+            return self.get_response(request)
         with ExitStack() as request.read_plans:  # entered by process_view, left with the response
             return self.get_response(request)
 

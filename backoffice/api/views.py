@@ -93,7 +93,7 @@ def held_response(held: Held) -> Response:
 class ApiView(APIView):
     permission_classes = [RolePermission]
     required_permissions: dict = {}
-    prepared_reads = False  # True: its GET is a lookup by key, run prepared (backoffice.read_plans)
+    prepared_reads = False  # its reads are planned for their values (backoffice.read_plans)
     pagination_class = CursorPagination
 
     def initial(self, request, *args, **kwargs):
@@ -112,3 +112,9 @@ class ApiView(APIView):
         return paginated_response(view=self, request=self.request, queryset=queryset,
                                   serializer_class=serializer_class, pagination_class=pagination_class)
 
+
+class KeyLookupView(ApiView):
+    """A game server's read of one row by its key (a game, a round, a bet, an account): its
+    statements gain from running prepared, and one plan suits every key (backoffice.read_plans)."""
+
+    prepared_reads = True

@@ -16,6 +16,7 @@ from backoffice.api.views import (
     NOT_FOUND,
     READ_ERRORS,
     ApiView,
+    KeyLookupView,
     get_or_404,
     held_response,
     represented,
@@ -51,8 +52,7 @@ class GameListView(ApiView):
         return Response(s.GameSerializer(outcome.result).data, status=status.HTTP_201_CREATED)
 
 
-class GameDetailView(ApiView):
-    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
+class GameDetailView(KeyLookupView):
     required_permissions = {"GET": "games.view_gameinstance", "PATCH": "games.change_gameinstance"}
 
     @extend_schema(tags=["games"], summary="A game instance",
@@ -160,8 +160,7 @@ class RoundListView(ApiView):
         return self.paginate(selectors.round_list(using=self.read_db, filters=filters), s.RoundSerializer)
 
 
-class RoundDetailView(ApiView):
-    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
+class RoundDetailView(KeyLookupView):
     required_permissions = {"GET": "games.view_round"}
 
     @extend_schema(tags=["rounds"], summary="Recall a round: cards, hands, seeds and bets",
@@ -276,8 +275,7 @@ class RoundVoidView(ApiView):
         return Response(s.RoundRecallSerializer(selectors.round_recall(round_id=round_.pk)).data)
 
 
-class RoundVerifyView(ApiView):
-    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
+class RoundVerifyView(KeyLookupView):
     required_permissions = {"GET": "games.verify_round"}
 
     @extend_schema(tags=["rounds"], summary="Recompute the round from its revealed seed and compare",
@@ -300,8 +298,7 @@ class BetListView(ApiView):
         return self.paginate(selectors.bet_list(using=self.read_db, filters=filters), s.BetSerializer)
 
 
-class BetDetailView(ApiView):
-    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
+class BetDetailView(KeyLookupView):
     required_permissions = {"GET": "games.view_bet"}
 
     @extend_schema(tags=["bets"], summary="A bet", responses={200: s.BetSerializer, **READ_ERRORS, **NOT_FOUND})

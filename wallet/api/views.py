@@ -6,7 +6,17 @@ from rest_framework.response import Response
 
 from backoffice.api.pagination import ExternalIdCursorPagination
 from backoffice.api.permissions import RolePermission
-from backoffice.api.views import ERRORS, HELD, NOT_FOUND, READ_ERRORS, ApiView, get_or_404, held_response, validated
+from backoffice.api.views import (
+    ERRORS,
+    HELD,
+    NOT_FOUND,
+    READ_ERRORS,
+    ApiView,
+    KeyLookupView,
+    get_or_404,
+    held_response,
+    validated,
+)
 from backoffice.approval_gate import Held, submit
 from backoffice.step_up import FreshSecondFactor
 from wallet import selectors, services
@@ -30,8 +40,7 @@ class AccountListView(ApiView):
         return Response(s.AccountSerializer(account).data, status=status.HTTP_201_CREATED)
 
 
-class AccountDetailView(ApiView):
-    prepared_reads = True  # a lookup by key, a game server's (backoffice.read_plans)
+class AccountDetailView(KeyLookupView):
     required_permissions = {"GET": "wallet.view_account"}
 
     @extend_schema(tags=["accounts"], summary="An account and its balance",
