@@ -22,8 +22,8 @@ PROD_BROKER_URL ?= redis://127.0.0.1:6379/0
 # The Celery workers `make prod` starts: one per queue (settings' CELERY_TASK_ROUTES), each
 # queue:processes, so a hung webhook endpoint or a slow report never holds settlement back; sized as
 # docs/operations/scaling.md says. `make prod-worker WORKER_QUEUE=webhooks WORKER_CONCURRENCY=4` starts one of them.
-WORKER_QUEUES ?= settlement:2 audit:1 webhooks:4 reports:1
-WORKER_QUEUE ?= settlement,audit,webhooks,reports
+WORKER_QUEUES ?= settlement:2 audit:1 webhooks:4 partitions:1 reports:1
+WORKER_QUEUE ?= settlement,audit,webhooks,partitions,reports
 WORKER_CONCURRENCY ?= 2
 # Workers and beat started by root drop to PROD_USER (which must be able to read Python and this
 # directory). Without PROD_USER, root keeps them as root, knowingly: Celery's superuser warning is
@@ -141,14 +141,14 @@ prod-web: $(SECRET_KEY_FILE) $(API_TOKEN_PEPPER_FILE)
 	@$(PROD_ENV) $(VENV)/bin/gunicorn baccarat_site.wsgi -c gunicorn.conf.py --bind $(HOST):$(PORT) --workers 3 --access-logfile -
 
 prod-worker: $(SECRET_KEY_FILE) $(API_TOKEN_PEPPER_FILE)
-	@$(PROD_ENV) $(CELERY_ENV) $(if $(findstring audit,$(WORKER_QUEUE)),PARTITIONS_DATABASE_URL=$(MIGRATION_DATABASE_URL)) \
+	@$(PROD_ENV) $(CELERY_ENV) $(if $(findstring partitions,$(WORKER_QUEUE)),PARTITIONS_DATABASE_URL=$(MIGRATION_DATABASE_URL)) \
 	    $(CELERY) worker --loglevel=INFO -Q $(WORKER_QUEUE) \
 	    --concurrency=$(WORKER_CONCURRENCY) $(CELERY_USER)
 
 prod-beat: $(SECRET_KEY_FILE) $(API_TOKEN_PEPPER_FILE)
 	@$(PROD_ENV) $(CELERY_ENV) $(CELERY) beat --loglevel=INFO $(CELERY_USER)
 
-# The audit queue's worker runs the daily partition maintenance, which only the tables' owner may do:
+# The partitions queue's worker runs the daily partition maintenance, which only the tables' owner may do:
 # it alone gets the owner's URL (PARTITIONS_DATABASE_URL, docs/operations/partitions.md).
 # Each process runs in a session of its own (setsid), so a Ctrl-C at the terminal reaches only this
 # shell; on Ctrl-C or SIGTERM (which make passes on) the shell sends each process one SIGTERM (warm
@@ -160,7 +160,7 @@ prod: prod-setup
 	    wait; echo "make prod: stopped" 2>/dev/null; exit 0; }; \
 	trap stop INT TERM; \
 	for spec in $(WORKER_QUEUES); do \
-	    $(PROD_ENV) $(CELERY_ENV) PARTITIONS_DATABASE_URL=$$(test $${spec%%:*} = audit && echo "$(MIGRATION_DATABASE_URL)") \
+	    $(PROD_ENV) $(CELERY_ENV) PARTITIONS_DATABASE_URL=$$(test $${spec%%:*} = partitions && echo "$(MIGRATION_DATABASE_URL)") \
 	        setsid $(CELERY) worker --loglevel=INFO -Q $${spec%%:*} --concurrency=$${spec##*:} -n $${spec%%:*}@%h $(CELERY_USER) & \
 	    pids="$$pids $$!"; \
 	done; \

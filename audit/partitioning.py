@@ -82,10 +82,10 @@ def partitions_compact(*, today: date | None = None, using: str = DEFAULT_DB_ALI
     ``partitions.compacted`` event names each month done, with its index bytes before and after. What
     those events say, as dicts."""
     today = today or date.today()
-    done = set(AuditEvent.objects.using(using).filter(action=AuditAction.PARTITION_COMPACTED)
-               .values_list("object_id", flat=True))
     compacted = []
     with _one_at_a_time(using):
+        done = set(AuditEvent.objects.using(using).filter(action=AuditAction.PARTITION_COMPACTED)
+                   .values_list("object_id", flat=True))
         for table in PARTITIONED_TABLES:
             for month, name in sorted(partitions.month_partitions(table, using=using).items()):
                 closed = (today - partitions.next_month(month)).days >= settings.PARTITIONS_COMPACT_AFTER_DAYS
@@ -148,8 +148,9 @@ def partitions_archive(*, before: date, to, using: str = DEFAULT_DB_ALIAS) -> Ar
 
 @contextmanager
 def _one_at_a_time(using: str):
-    """One archive or restore at a time (a restore stages its months where an archive keeps its
-    own): a session advisory lock, on the owner's direct connection."""
+    """One archive, restore or compaction at a time (a restore stages its months where an archive
+    keeps its own; a compaction rebuilds what they detach and attach): a session advisory lock, on
+    the owner's direct connection."""
     with connections[using].cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [ADVISORY_LOCK])
         if not cursor.fetchone()[0]:

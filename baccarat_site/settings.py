@@ -385,14 +385,17 @@ CELERY_BEAT_SCHEDULER = "baccarat_site.beat:LockedDatabaseScheduler"
 CELERY_BEAT_LOCK_RETRY_SECONDS = float(os.environ.get("CELERY_BEAT_LOCK_RETRY_SECONDS", "5"))
 CELERY_TIMEZONE = TIME_ZONE
 # A queue per workload, so that one cannot hold back another (a webhook endpoint that hangs, a slow
-# report): settlement; the audit sequencer and heads; webhook deliveries; alerts, approvals' expiry
-# and anything not routed ("reports"). A worker started without -Q serves them all (development,
-# the tests); `make prod` starts one or more per queue (-Q name), sized as docs/operations/scaling.md
-# says.
-CELERY_TASK_QUEUES = [Queue(name, routing_key=name) for name in ("settlement", "audit", "webhooks", "reports")]
+# report): settlement; the audit sequencer and heads; webhook deliveries; the partitions' maintenance
+# (minutes of index builds and detaches, as the tables' owner: never before the sequencer); alerts,
+# approvals' expiry and anything not routed ("reports"). A worker started without -Q serves them all
+# (development, the tests); `make prod` starts one or more per queue (-Q name), sized as
+# docs/operations/scaling.md says. A route's pattern is tried in order: the partitions' before audit's.
+CELERY_TASK_QUEUES = [Queue(name, routing_key=name)
+                      for name in ("settlement", "audit", "webhooks", "partitions", "reports")]
 CELERY_TASK_DEFAULT_QUEUE = "reports"
 CELERY_TASK_ROUTES = {
     "settlement.*": {"queue": "settlement"},
+    "audit.partitions_*": {"queue": "partitions"},
     "audit.*": {"queue": "audit"},
     "webhooks.*": {"queue": "webhooks"},
     "alerts.*": {"queue": "reports"},

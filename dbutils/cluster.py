@@ -40,7 +40,7 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 DATABASE = "baccarat_cluster"
 APP_ROLE = "baccarat_app"
 HOST = "127.0.0.1"
-DEFAULT_WORKERS = "settlement:1 settlement:1 audit:1 webhooks:2 reports:1"
+DEFAULT_WORKERS = "settlement:1 settlement:1 audit:1 webhooks:2 partitions:1 reports:1"
 READY_TIMEOUT_SECONDS = 90
 STOP_TIMEOUT_SECONDS = 30
 # Durability off (fsync, synchronous commit) for a throwaway run: a killed process loses nothing
@@ -247,8 +247,9 @@ def start_workers(cluster: Cluster) -> None:
         queue, _, processes = spec.partition(":")
         counted[queue] = counted.get(queue, 0) + 1
         name = f"{queue}{counted[queue]}"
+        owner = {"PARTITIONS_DATABASE_URL": cluster.owner_url} if queue == "partitions" else {}  # as make prod
         _spawn(cluster, name, [*celery, "worker", "-l", "INFO", "-Q", queue, "--concurrency", processes or "1",
-                               "-n", f"{name}@%h"], {}, f"queue {queue}, {processes or 1} process(es)")
+                               "-n", f"{name}@%h"], owner, f"queue {queue}, {processes or 1} process(es)")
     _spawn(cluster, "beat", [*celery, "beat", "-l", "INFO"], {}, "the periodic tasks")
 
 

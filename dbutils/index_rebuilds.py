@@ -5,9 +5,13 @@ PostgreSQL builds no index CONCURRENTLY on a partitioned table, and a plain CREA
 SHARE on every partition (no bet, no ledger entry is written) until all are built. So the new index is
 made ON ONLY the partitioned table (invalid, and built on nothing), then each partition's own
 CONCURRENTLY and attached to it; with the last one attached it becomes valid. A partition created
-meanwhile is given the index as it is created. A try that stopped leaves an invalid index on a
-partition, which the next try drops and builds again. Only then is the old index dropped, its locks
-taken briefly and tried again (ddl_locks). A table that is not partitioned has both done CONCURRENTLY.
+meanwhile is given the index as it is created; one detached meanwhile (an archive) can leave the
+table's index invalid with none left to attach, so an attached one is attached again, which validates
+it. Each ATTACH waits briefly for its locks, tried again while busy (ddl_locks): it locks the
+partition's new index, and queued behind a long writer it would hold up the writers after it. A try
+that stopped leaves an invalid index on a partition, which the next try drops and builds again. Only
+then is the old index dropped, its locks taken briefly and tried again (ddl_locks). A table that is
+not partitioned has both done CONCURRENTLY.
 
 An index that a table is written to at several places at once (its accounts' bets, its events' objects)
 has its pages split half full as they fill, and a partition no longer written keeps them so: ``rebuild``
@@ -64,7 +68,7 @@ class ReplaceIndex(Operation):
         if not self.allow_migrate_model(alias, model):
             return
         if schema_editor.connection.in_atomic_block:
-            raise TypeError("ReplaceIndex builds CONCURRENTLY: its migration needs atomic = False")
+            raise ValueError("ReplaceIndex builds CONCURRENTLY: its migration needs atomic = False")
         table = model._meta.db_table
         build(table, new_index.name, index_columns(model, new_index), using=alias)
         drop(table, old_index.name, using=alias)
@@ -72,6 +76,8 @@ class ReplaceIndex(Operation):
 
 def index_columns(model, index) -> sql.Composable:
     """The columns of a Django ``Index`` of plain fields, as "(a, b DESC)"."""
+    if index.condition or index.expressions or index.include or index.opclasses:
+        raise ValueError(f"{index.name}: ReplaceIndex builds an index of plain fields only")
     return sql.SQL("({})").format(sql.SQL(", ").join(
         sql.SQL("{}{}").format(sql.Identifier(model._meta.get_field(name.lstrip("-")).column),
                                sql.SQL(" DESC" if name.startswith("-") else ""))
@@ -94,7 +100,11 @@ def build(table: str, name: str, columns: sql.Composable, *, using: str = DEFAUL
             _drop_if_invalid(raw, own)
             raw.execute(sql.SQL("CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON {} {}").format(
                 sql.Identifier(own), sql.Identifier(partition), columns))
-            raw.execute(sql.SQL("ALTER INDEX {} ATTACH PARTITION {}").format(sql.Identifier(name), sql.Identifier(own)))
+            _attach(name, own, using)
+        if not _valid(raw, name) and (attached := _an_attached(raw, name)):
+            _attach(name, attached, using)  # the last one missing was detached meanwhile
+        if not _valid(raw, name):
+            raise RuntimeError(f"index {name} of {table} is not valid once every partition has its own")
 
 
 def drop(table: str, name: str, *, using: str = DEFAULT_DB_ALIAS) -> None:
@@ -110,6 +120,21 @@ def drop(table: str, name: str, *, using: str = DEFAULT_DB_ALIAS) -> None:
         return
     ddl_locks.run_locked(lambda cursor: cursor.cursor.execute(statement),
                          locks={("public", table): ddl_locks.ACCESS_EXCLUSIVE}, using=using)
+
+
+def _attach(name: str, own: str, using: str) -> None:
+    ddl_locks.run_retrying(lambda _: sql.SQL("ALTER INDEX {} ATTACH PARTITION {}").format(
+        sql.Identifier(name), sql.Identifier(own)), using=using)  # again once attached: nothing
+
+
+def _valid(raw, name: str) -> bool:
+    return raw.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = %s::regclass", [name]).fetchone()[0]
+
+
+def _an_attached(raw, name: str) -> str | None:
+    row = raw.execute("SELECT inhrelid::regclass::text FROM pg_inherits WHERE inhparent = %s::regclass LIMIT 1",
+                      [name]).fetchone()
+    return row[0] if row else None
 
 
 def _partitioned(raw, table: str) -> bool:
@@ -136,12 +161,14 @@ def _drop_if_invalid(raw, name: str) -> None:
 def rebuild(table: str, *, using: str = DEFAULT_DB_ALIAS) -> tuple[int, int]:
     """Every index of ``table`` (a partition, not a partitioned table) built again, packed, writers
     going on; the bytes of its indexes before and after. What a try that stopped left (REINDEX's
-    invalid ``_ccnew`` and ``_ccold`` indexes) is dropped first."""
+    invalid ``_ccnew`` and ``_ccold`` indexes, no other) is dropped first."""
     with connections[using].cursor() as cursor:
         raw = cursor.cursor
-        for (name,) in raw.execute("SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = %s::regclass "
-                                   "AND NOT indisvalid", [table]).fetchall():
-            raw.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(name)))
+        for schema, name in raw.execute(
+                "SELECT n.nspname, c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE i.indrelid = %s::regclass "
+                "AND NOT i.indisvalid AND c.relname ~ '_cc(new|old)[0-9]*$'", [table]).fetchall():
+            raw.execute(sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(schema, name)))
         before = _index_bytes(raw, table)
         raw.execute(sql.SQL("REINDEX TABLE CONCURRENTLY {}").format(sql.Identifier(table)))
         return before, _index_bytes(raw, table)

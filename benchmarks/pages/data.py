@@ -35,9 +35,9 @@ class DataSize:
 
 
 def build(size: DataSize, say) -> None:
-    """Users, games, rounds, bets, ledger, batches and audit events (sequenced, a head signed), then
-    the daily aggregates rebuilt from them, the months closed compacted and the tables vacuumed and
-    analysed; each step's time is said."""
+    """Users, games, rounds, bets, ledger, batches and audit events, the months closed compacted, the
+    events sequenced and a head signed, then the daily aggregates rebuilt from them and the tables
+    vacuumed and analysed; each step's time is said."""
     timings = {}
     step = time.perf_counter()
 
@@ -70,12 +70,12 @@ def build(size: DataSize, say) -> None:
     with connection.cursor() as cursor:  # as autovacuum would before long: the sequencer's plans need them
         cursor.execute("ANALYZE games_auditevent")
     lap("settlement batches and audit events (analysed)")
+    compacted = partitions_compact()  # as the daily task has done; its events sequenced with the others
+    lap(f"{len(compacted)} partitions of the months closed compacted")
     write_state({"audit_public_key": sequence_and_sign()})
     lap("audit events sequenced, a head signed")
     counts = aggregates.rebuild()
     lap("daily aggregates rebuilt (" + ", ".join(f"{k} {v:,}" for k, v in counts.items()) + ")")
-    compacted = partitions_compact()  # as the daily task has done for the months closed
-    lap(f"{len(compacted)} partitions of the months closed compacted")
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     lap("VACUUM ANALYZE")

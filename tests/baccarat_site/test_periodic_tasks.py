@@ -1,5 +1,6 @@
 """Every periodic task the migrations install is there after migrate, names a registered task,
-and the operation installing them leaves a task an operator edited as it is."""
+and the operation installing them leaves a task an operator edited as it is; the partitions'
+maintenance has a queue of its own, never the sequencer's."""
 
 import json
 
@@ -49,3 +50,13 @@ def test_an_edited_task_is_kept_and_the_reverse_removes_them():
     assert PeriodicTask.objects.get(name="Extra").interval.every == 5
     operation.reverse_code(apps, None)
     assert not PeriodicTask.objects.filter(name__in=["Settlement sweep", "Extra"]).exists()
+
+
+def test_the_partitions_maintenance_has_a_queue_of_its_own_never_the_sequencers():
+    def queue_of(task_name: str) -> str:
+        return app.amqp.router.route({}, task_name)["queue"].name
+
+    assert {name: queue_of(name) for name in ("audit.sequence", "audit.sign_head", "audit.partitions_ensure",
+                                              "audit.partitions_compact", "audit.partitions_archive")} == {
+        "audit.sequence": "audit", "audit.sign_head": "audit", "audit.partitions_ensure": "partitions",
+        "audit.partitions_compact": "partitions", "audit.partitions_archive": "partitions"}
