@@ -81,23 +81,28 @@ def partitions_compact(*, today: date | None = None, using: str = DEFAULT_DB_ALI
     or more before ``today`` built again, packed (index_rebuilds.rebuild: writers go on), once: a
     ``partitions.compacted`` event names each month done, with its index bytes before and after. What
     those events say, as dicts."""
-    today = today or date.today()
     compacted = []
     with _one_at_a_time(using):
-        done = set(AuditEvent.objects.using(using).filter(action=AuditAction.PARTITION_COMPACTED)
-                   .values_list("object_id", flat=True))
-        for table in PARTITIONED_TABLES:
-            for month, name in sorted(partitions.month_partitions(table, using=using).items()):
-                closed = (today - partitions.next_month(month)).days >= settings.PARTITIONS_COMPACT_AFTER_DAYS
-                if closed and name not in done:
-                    before, after = index_rebuilds.rebuild(name, using=using)
-                    facts = {"table": table, "month": f"{month:%Y-%m}", "index_bytes_before": before,
-                             "index_bytes_after": after}
-                    with transaction.atomic(using=using):
-                        audit_record(actor=ACTOR, action=AuditAction.PARTITION_COMPACTED, object_type="partition",
-                                     object_id=name, after=facts)
-                    compacted.append({"partition": name, **facts})
+        for table, month, name in _months_to_compact(today or date.today(), using):
+            before, after = index_rebuilds.rebuild(name, using=using)
+            facts = {"table": table, "month": f"{month:%Y-%m}", "index_bytes_before": before,
+                     "index_bytes_after": after}
+            with transaction.atomic(using=using):
+                audit_record(actor=ACTOR, action=AuditAction.PARTITION_COMPACTED, object_type="partition",
+                             object_id=name, after=facts)
+            compacted.append({"partition": name, **facts})
     return compacted
+
+
+def _months_to_compact(today: date, using: str) -> list:
+    """(table, month, partition) of each month closed PARTITIONS_COMPACT_AFTER_DAYS before ``today``
+    that no ``partitions.compacted`` event names yet (read under the one-at-a-time lock)."""
+    done = set(AuditEvent.objects.using(using).filter(action=AuditAction.PARTITION_COMPACTED)
+               .values_list("object_id", flat=True))
+    return [(table, month, name) for table in PARTITIONED_TABLES
+            for month, name in sorted(partitions.month_partitions(table, using=using).items())
+            if name not in done
+            and (today - partitions.next_month(month)).days >= settings.PARTITIONS_COMPACT_AFTER_DAYS]
 
 
 def _unsequenced_events_remain(before: date, using: str) -> bool:
